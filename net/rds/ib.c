@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ib.c - rds_rdma.ko: the device client and the transport registration.
+ *
+ * Theory of operation
+ * ===================
+ *
+ * rds_rdma.ko registers an ib_client.  For every RDMA device that appears we
+ * record its capabilities once (FRWR, send-with-invalidate, atomics, masked
+ * atomics, iWARP) in a struct rds_ib_device, allocate the device's PD, and
+ * keep the record on a list.  Connections and MR pools take references on
+ * the record; ->remove() unlists it, drops the client's reference and the
+ * last put frees the PD.
+ *
+ * A socket may bind an address only when rdma_cm can bind a cm_id to it and
+ * the device it resolves to is one we manage.  RDS over RDMA lives in the
+ * initial network namespace only (rdma_cm ids are made there).
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/rwsem.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <net/ipv6.h>
+#include <net/addrconf.h>
+
+#include "ib.h"
+
+static LIST_HEAD(rds_ib_devices);
+static DECLARE_RWSEM(rds_ib_devices_sem);
+
+static void rds_ib_device_free(struct kref *ref)
+{
+	struct rds_ib_device *rid = container_of(ref, struct rds_ib_device,
+						 rid_ref);
+
+	if (rid->rid_pd)
+		ib_dealloc_pd(rid->rid_pd);
+	kfree(rid);
+}
+
+void rds_ib_device_put(struct rds_ib_device *rid)
+{
+	kref_put(&rid->rid_ref, rds_ib_device_free);
+}
+
+/**
+ * rds_ib_device_get - our record of a verbs device
+ * @dev: the verbs device
+ *
+ * Return: the record with a reference held, or NULL if we do not manage it.
+ */
+struct rds_ib_device *rds_ib_device_get(struct ib_device *dev)
+{
+	struct rds_ib_device *rid, *found = NULL;
+
+	down_read(&rds_ib_devices_sem);
+	list_for_each_entry(rid, &rds_ib_devices, rid_item) {
+		if (rid->rid_dev == dev && kref_get_unless_zero(&rid->rid_ref)) {
+			found = rid;
+			break;
+		}
+	}
+	up_read(&rds_ib_devices_sem);
+	return found;
+}
+
+static int rds_ib_add_one(struct ib_device *dev)
+{
+	const struct ib_device_attr *attr = &dev->attrs;
+	struct rds_ib_device *rid;
+	int ret;
+
+	rid = kzalloc(sizeof(*rid), GFP_KERNEL);
+	if (!rid)
+		return -ENOMEM;
+	rid->rid_dev = dev;
+	kref_init(&rid->rid_ref);
+	rid->rid_frwr = !!(attr->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS);
+	rid->rid_max_frpl = rid->rid_frwr ? attr->max_fast_reg_page_list_len : 0;
+	rid->rid_send_inv = rid->rid_frwr;
+	rid->rid_iwarp = rdma_protocol_iwarp(dev, rdma_start_port(dev));
+	rid->rid_atomic_cap = rid->rid_iwarp ? IB_ATOMIC_NONE : attr->atomic_cap;
+	rid->rid_masked_atomic_cap = rid->rid_iwarp ? IB_ATOMIC_NONE :
+				     attr->masked_atomic_cap;
+
+	rid->rid_pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(rid->rid_pd)) {
+		ret = PTR_ERR(rid->rid_pd);
+		rid->rid_pd = NULL;
+		kfree(rid);
+		return ret;
+	}
+
+	down_write(&rds_ib_devices_sem);
+	list_add_tail(&rid->rid_item, &rds_ib_devices);
+	up_write(&rds_ib_devices_sem);
+	ib_set_client_data(dev, NULL, rid);
+
+	pr_info("RDS/RDMA: %s: frwr %d (%u pages) send_inv %d atomic %d masked_atomic %d%s\n",
+		dev_name(&dev->dev), rid->rid_frwr, rid->rid_max_frpl,
+		rid->rid_send_inv, rid->rid_atomic_cap,
+		rid->rid_masked_atomic_cap, rid->rid_iwarp ? " iwarp" : "");
+	return 0;
+}
+
+static void rds_ib_remove_one(struct ib_device *dev, void *client_data)
+{
+	struct rds_ib_device *rid = client_data;
+
+	if (!rid)
+		return;
+	down_write(&rds_ib_devices_sem);
+	list_del_init(&rid->rid_item);
+	up_write(&rds_ib_devices_sem);
+	rds_ib_device_put(rid);
+}
+
+static struct ib_client rds_ib_client = {
+	.name	= "rds_rdma",
+	.add	= rds_ib_add_one,
+	.remove	= rds_ib_remove_one,
+};
+
+static int rds_ib_cm_noop_handler(struct rdma_cm_id *id,
+				  struct rdma_cm_event *event)
+{
+	return 0;
+}
+
+/**
+ * rds_ib_laddr_check - may a socket bind @addr on this transport?
+ * @net: namespace of the socket
+ * @addr: the address (IPv4 as v4-mapped)
+ * @scope_id: interface of a link-local IPv6 address
+ *
+ * Binds a throw-away cm_id to the address; rdma_cm then says which device
+ * owns it.
+ *
+ * Return: 0 if one of our devices owns the address, or
+ *   %-EPROTOTYPE - outside the initial network namespace;
+ *   %-EADDRNOTAVAIL - no RDMA device (of ours) has the address.
+ */
+static int rds_ib_laddr_check(struct net *net, const struct in6_addr *addr,
+			      __u32 scope_id)
+{
+	struct sockaddr_storage ss = {};
+	struct rds_ib_device *rid;
+	struct rdma_cm_id *id;
+	int ret;
+
+	if (!net_eq(net, &init_net))
+		return -EPROTOTYPE;
+
+	if (ipv6_addr_v4mapped(addr)) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = addr->s6_addr32[3];
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		if (!IS_ENABLED(CONFIG_IPV6) || !ipv6_mod_enabled())
+			return -EADDRNOTAVAIL;
+		/*
+		 * rdma_bind_addr() accepts any link-local address on a
+		 * valid interface; make sure it is really configured.
+		 */
+		if ((ipv6_addr_type(addr) & IPV6_ADDR_LINKLOCAL)) {
+			struct net_device *ndev;
+			bool ok;
+
+			rcu_read_lock();
+			ndev = dev_get_by_index_rcu(net, scope_id);
+			ok = ndev && ipv6_chk_addr(net, addr, ndev, 1);
+			rcu_read_unlock();
+			if (!ok)
+				return -EADDRNOTAVAIL;
+		}
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = *addr;
+		sin6->sin6_scope_id = scope_id;
+	}
+
+	id = rdma_create_id(&init_net, rds_ib_cm_noop_handler, NULL,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+
+	ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
+	if (ret || !id->device) {
+		ret = -EADDRNOTAVAIL;
+		goto out;
+	}
+	rid = rds_ib_device_get(id->device);
+	if (!rid) {
+		ret = -EADDRNOTAVAIL;
+		goto out;
+	}
+	rds_ib_device_put(rid);
+	ret = 0;
+out:
+	rdma_destroy_id(id);
+	return ret;
+}
+
+static struct rds_transport rds_ib_transport = {
+	.t_name		= "infiniband",
+	.t_type		= RDS_TRANS_IB,
+	.t_owner	= THIS_MODULE,
+	.laddr_check	= rds_ib_laddr_check,
+};
+
+static int __init rds_ib_init(void)
+{
+	int ret;
+
+	ret = ib_register_client(&rds_ib_client);
+	if (ret)
+		return ret;
+	ret = rds_trans_register(&rds_ib_transport);
+	if (ret)
+		goto out_client;
+	return 0;
+
+out_client:
+	ib_unregister_client(&rds_ib_client);
+	return ret;
+}
+module_init(rds_ib_init);
+
+static void __exit rds_ib_exit(void)
+{
+	rds_trans_unregister(&rds_ib_transport);
+	ib_unregister_client(&rds_ib_client);
+}
+module_exit(rds_ib_exit);
+
+MODULE_AUTHOR("The RDS project");
+MODULE_DESCRIPTION("RDS transport over RDMA verbs (out-of-tree)");
+MODULE_LICENSE("GPL");

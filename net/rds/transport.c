@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * transport.c - the registry of transports.
+ *
+ * Theory of operation
+ * ===================
+ *
+ * Transports (rds_rdma.ko, the loopback transport) register a struct
+ * rds_transport.  A socket picks one at bind() time, the first whose
+ * ->laddr_check() accepts the local address, or the one named with
+ * SO_RDS_TRANSPORT, and holds a reference on the transport's module until
+ * it is released, so a transport module cannot go away under a socket.
+ * The list is short and read only at bind time: a rwsem is enough.
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/rwsem.h>
+
+#include "rds.h"
+
+static LIST_HEAD(rds_transports);
+static DECLARE_RWSEM(rds_trans_sem);
+
+/**
+ * rds_trans_register - make a transport available to sockets
+ * @trans: the transport; t_type must be unique
+ *
+ * Return: 0, or %-EEXIST when a transport of that type is registered.
+ */
+int rds_trans_register(struct rds_transport *trans)
+{
+	struct rds_transport *t;
+	int ret = 0;
+
+	down_write(&rds_trans_sem);
+	list_for_each_entry(t, &rds_transports, t_item) {
+		if (t->t_type == trans->t_type) {
+			ret = -EEXIST;
+			goto out;
+		}
+	}
+	list_add_tail(&trans->t_item, &rds_transports);
+	pr_info("RDS: %s transport registered\n", trans->t_name);
+out:
+	up_write(&rds_trans_sem);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(rds_trans_register);
+
+void rds_trans_unregister(struct rds_transport *trans)
+{
+	down_write(&rds_trans_sem);
+	list_del_init(&trans->t_item);
+	up_write(&rds_trans_sem);
+	pr_info("RDS: %s transport unregistered\n", trans->t_name);
+}
+EXPORT_SYMBOL_GPL(rds_trans_unregister);
+
+void rds_trans_put(struct rds_transport *trans)
+{
+	if (trans)
+		module_put(trans->t_owner);
+}
+
+/**
+ * rds_trans_get - find a transport by its RDS_TRANS_* type
+ * @t_type: the type
+ *
+ * Return: the transport with its module pinned, or NULL.
+ */
+struct rds_transport *rds_trans_get(int t_type)
+{
+	struct rds_transport *t, *found = NULL;
+
+	down_read(&rds_trans_sem);
+	list_for_each_entry(t, &rds_transports, t_item) {
+		if (t->t_type == t_type && try_module_get(t->t_owner)) {
+			found = t;
+			break;
+		}
+	}
+	up_read(&rds_trans_sem);
+	return found;
+}
+
+/**
+ * rds_trans_get_preferred - the transport that serves a local address
+ * @net: namespace of the socket
+ * @addr: the address being bound
+ * @scope_id: its scope, for link-local IPv6
+ *
+ * Return: the transport with its module pinned, or NULL if none can.
+ */
+struct rds_transport *rds_trans_get_preferred(struct net *net,
+					      const struct in6_addr *addr,
+					      __u32 scope_id)
+{
+	struct rds_transport *t, *found = NULL;
+
+	down_read(&rds_trans_sem);
+	list_for_each_entry(t, &rds_transports, t_item) {
+		if (!t->laddr_check || !try_module_get(t->t_owner))
+			continue;
+		if (!t->laddr_check(net, addr, scope_id)) {
+			found = t;
+			break;
+		}
+		module_put(t->t_owner);
+	}
+	up_read(&rds_trans_sem);
+	return found;
+}
+
+int rds_trans_init(void)
+{
+	return 0;
+}
+
+void rds_trans_exit(void)
+{
+	WARN_ON(!list_empty(&rds_transports));
+}
