@@ -17,29 +17,49 @@
  * asking each registered transport's ->laddr_check() whether it can serve the
  * local address.  The first send to a destination creates a connection,
  * struct rds_connection, keyed by (local address, remote address, TOS,
- * transport, netns).  A connection has one path (struct rds_conn_path) for
- * the RDMA transport; the path is the unit of the state machine.
+ * transport, netns).  A destination that is an address of this host always
+ * goes through the loopback transport (loop.c), whatever the socket's
+ * transport.  A connection has one path (struct rds_conn_path); the path is
+ * the unit of the state machine, of sequence numbers and of the queues.
  *
- * State machine of a path (cp_state, changed only by rds_conn_path_transition):
+ * State machine of a path (cp_state, changed only by
+ * rds_conn_path_transition() and the helpers below):
  *
- *   DOWN --connect work--> CONNECTING --transport says up--> UP
- *   CONNECTING/UP --error or drop--> ERROR --shutdown work--> DISCONNECTING
- *   DISCONNECTING --transport shut down, queues reset--> DOWN --> (reconnect
- *   with bounded exponential backoff when there is something to send)
+ *   DOWN --connect work--> CONNECTING --rds_connect_path_complete()--> UP
+ *   CONNECTING/UP --rds_conn_path_drop()--> ERROR
+ *   ERROR --shutdown work--> DISCONNECTING --transport quiet--> DOWN
+ *   DOWN --reconnect (bounded exponential backoff) when something is queued
  *
  * The transport never frees a connection; rds.ko calls ->conn_path_shutdown()
  * from its shutdown work, in process context, and the transport returns only
  * once its QP is drained and no completion can reference the path any more.
+ * Connections are destroyed only when their transport unregisters (which is
+ * why rds_trans_unregister() sleeps) or when rds.ko/the netns goes away.
  *
- * Messages on the send side are struct rds_message: a wire header plus a
- * scatterlist of payload pages.  The core queues them per path and calls the
- * transport's ->xmit() from the send worker (or directly from sendmsg when the
- * path is idle); a message stays on cp_retrans after it was sent until the
- * peer's ACK covers its sequence number (rds_send_drop_acked()).
+ * Send side: struct rds_message is a wire header plus a scatterlist of
+ * payload pages.  sendmsg() assigns the sequence number and queues it on
+ * cp_send_queue under cp_lock; rds_send_xmit() (from sendmsg when nobody
+ * else is transmitting, or from the send worker) feeds the queue to the
+ * transport's ->xmit() in batches and calls ->xmit_path_complete() at the
+ * end of each batch so the transport can ring one doorbell.  A message moves
+ * to cp_retrans when it is handed to the transport and stays there until the
+ * peer's ACK covers its sequence number (rds_send_drop_acked()).  After a
+ * drop, cp_retrans goes back to the head of cp_send_queue marked
+ * RETRANSMITTED and everything is sent again on the next connection.
  *
- * Received data comes up as struct rds_incoming, embedded in a transport
- * object that owns the payload; the core queues it on the destination socket
- * and copies it out with ->inc_copy_to_user().
+ * Receive side: the transport embeds a struct rds_incoming in its own
+ * object, initialises it with rds_inc_init() and hands it to
+ * rds_recv_incoming(), which discards duplicates, answers pings, handles
+ * congestion map updates and queues the message on the destination socket.
+ * The payload stays in transport memory and is copied out by
+ * ->inc_copy_to_user() when the application calls recvmsg().
+ *
+ * Locking (outermost first):
+ *   lock_sock(sk) > rm->m_rs_lock > rs->rs_lock > cp->cp_lock
+ *   rs->rs_recv_lock is a leaf; rds_cong_lock is taken with none of the above.
+ * All of these spinlocks are taken with irqsave so that a transport may call
+ * in from process, softirq or hardirq-disabled context unless a function
+ * says otherwise.
  */
 #ifndef _RDS_RDS_H
 #define _RDS_RDS_H
@@ -54,8 +74,12 @@
 #include <linux/workqueue.h>
 #include <linux/rhashtable.h>
 #include <linux/uio.h>
+#include <linux/wait.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/rds.h>
 #include <net/sock.h>
+#include <net/net_namespace.h>
 
 #include "rds_compat.h"
 
@@ -65,6 +89,7 @@
 #define RDS_MAX_MSG_SIZE	(1UL << 20)	/* payload and RDMA bytes */
 #define RDS_CONG_MAP_BYTES	(65536 / 8)
 #define RDS_CONG_MAP_PAGES	(PAGE_ALIGN(RDS_CONG_MAP_BYTES) / PAGE_SIZE)
+#define RDS_CONG_MAP_LONGS	(RDS_CONG_MAP_BYTES / sizeof(unsigned long))
 #define RDS_PROBE_PORT		1
 
 #define RDS_FLAG_CONG_BITMAP	0x01
@@ -73,6 +98,16 @@
 #define RDS_MAX_ADV_CREDIT	255
 
 #define RDS_HEADER_EXT_SPACE	16
+
+/* Protocol versions, as carried in the IB CM private data. */
+#define RDS_PROTOCOL_3_0	0x0300
+#define RDS_PROTOCOL_3_1	0x0301
+#define RDS_PROTOCOL_4_0	0x0400
+#define RDS_PROTOCOL_4_1	0x0401
+#define RDS_PROTOCOL_VERSION	RDS_PROTOCOL_3_1
+#define RDS_PROTOCOL_MAJOR(v)	((v) >> 8)
+#define RDS_PROTOCOL_MINOR(v)	((v) & 255)
+#define RDS_PROTOCOL(maj, min)	(((maj) << 8) | (min))
 
 /**
  * struct rds_header - the 48-byte RDS header, identical on every transport
@@ -122,12 +157,15 @@ struct rds_ext_header_rdma_dest {
 	__be32	h_rdma_offset;
 };
 
+#define RDS_MAX_PATHS		1	/* IB and loop are single-path */
+
 struct rds_sock;
 struct rds_connection;
 struct rds_conn_path;
 struct rds_message;
 struct rds_incoming;
 struct rds_transport;
+struct rds_cong_map;
 
 /* Path states. */
 enum rds_conn_state {
@@ -139,24 +177,382 @@ enum rds_conn_state {
 	RDS_CONN_ERROR,
 };
 
+/* cp_flags bits */
+#define RDS_LL_SEND_FULL	0	/* transport ring full; it will kick us */
+#define RDS_RECONNECT_PENDING	1	/* connect work queued */
+#define RDS_IN_XMIT		2	/* someone is inside rds_send_xmit() */
+#define RDS_RECV_REFILL		3	/* free for the transport's refill */
+#define RDS_DESTROY_PENDING	4	/* connection is being destroyed */
+#define RDS_CONG_UPDATE_QUEUED	5	/* our congestion map must be sent */
+#define RDS_SHUTDOWN_QUEUED	6	/* shutdown work queued */
+
+/**
+ * struct rds_conn_path - one path of a connection: state, queues, sequences
+ * @cp_conn: the connection
+ * @cp_index: path number (always 0 for now)
+ * @cp_state: enum rds_conn_state; read with rds_conn_path_state()
+ * @cp_flags: RDS_* bits above (atomic bitops)
+ * @cp_lock: protects cp_send_queue, cp_retrans, cp_next_tx_seq, cp_xmit_*
+ *	bookkeeping handed between senders, cp_unacked_*
+ * @cp_send_queue: messages waiting for ->xmit(), in sequence order
+ * @cp_retrans: messages handed to ->xmit(), waiting for the peer's ACK
+ * @cp_next_tx_seq: sequence number of the next message queued
+ * @cp_next_rx_seq: next sequence number expected from the peer (only the
+ *	receive path touches it; the transport serialises its receive calls)
+ * @cp_xmit_rm: message being transmitted (owned by the IN_XMIT holder)
+ * @cp_xmit_hdr_off: header bytes of cp_xmit_rm already consumed
+ * @cp_xmit_sg: payload sg entry where ->xmit() resumes
+ * @cp_xmit_data_off: offset into that entry
+ * @cp_xmit_rdma_sent: RDMA op of cp_xmit_rm posted (later issue)
+ * @cp_xmit_atomic_sent: atomic op of cp_xmit_rm posted (later issue)
+ * @cp_send_gen: bumped by every rds_send_xmit() pass (lost-wakeup check)
+ * @cp_unacked_packets: messages left before the next ACK_REQUIRED
+ * @cp_unacked_bytes: bytes left before the next ACK_REQUIRED
+ * @cp_transport_data: the transport's per-path object (conn_alloc sets it)
+ * @cp_reconnect_jiffies: current reconnect backoff bound; 0 = immediate
+ * @cp_send_w: send worker (rds_send_worker)
+ * @cp_recv_w: receive worker: calls ->recv_path() (refill etc.)
+ * @cp_conn_w: connect worker: calls ->conn_path_connect()
+ * @cp_down_w: shutdown worker: ->conn_path_shutdown(), requeue, reconnect
+ * @cp_cm_lock: held by the core around ->conn_path_connect() and
+ *	->conn_path_shutdown(); a transport may take it in its CM handler to
+ *	serialise against both (process context only)
+ * @cp_waitq: woken when IN_XMIT is released (shutdown waits on it)
+ */
+struct rds_conn_path {
+	struct rds_connection	*cp_conn;
+	unsigned int		cp_index;
+	atomic_t		cp_state;
+	unsigned long		cp_flags;
+
+	spinlock_t		cp_lock;
+	struct list_head	cp_send_queue;
+	struct list_head	cp_retrans;
+	u64			cp_next_tx_seq;
+	u64			cp_next_rx_seq;
+
+	struct rds_message	*cp_xmit_rm;
+	unsigned int		cp_xmit_hdr_off;
+	unsigned int		cp_xmit_sg;
+	unsigned int		cp_xmit_data_off;
+	unsigned int		cp_xmit_rdma_sent;
+	unsigned int		cp_xmit_atomic_sent;
+	unsigned long		cp_send_gen;
+	int			cp_unacked_packets;
+	int			cp_unacked_bytes;
+
+	void			*cp_transport_data;
+
+	unsigned long		cp_reconnect_jiffies;
+	struct delayed_work	cp_send_w;
+	struct delayed_work	cp_recv_w;
+	struct delayed_work	cp_conn_w;
+	struct work_struct	cp_down_w;
+	struct mutex		cp_cm_lock;
+	wait_queue_head_t	cp_waitq;
+};
+
+/**
+ * struct rds_connection - everything between a local and a remote address
+ * @c_hash_node: entry in the connection table (RCU)
+ * @c_laddr: local address (IPv4 as ::ffff:a.b.c.d)
+ * @c_faddr: remote address
+ * @c_dev_if: interface of a link-local IPv6 pair, 0 otherwise
+ * @c_tos: type of service (after ->get_tos_map())
+ * @c_isv6: the addresses are real IPv6 (not v4-mapped)
+ * @c_loopback: the remote address is local: c_trans is the loop transport
+ * @c_trans: transport
+ * @c_net: network namespace (not referenced: conns die with their netns)
+ * @c_lcong: congestion map of c_laddr (ours, sent to the peer)
+ * @c_fcong: congestion map of c_faddr (the peer's, as it told us)
+ * @c_cong_item: entry in c_lcong's list of connections to update
+ * @c_version: protocol version negotiated by the transport
+ * @c_npaths: number of paths in use (1)
+ * @c_rcu: for freeing after lookups are done
+ * @c_path: the paths
+ */
+struct rds_connection {
+	struct rhash_head	c_hash_node;
+	struct in6_addr		c_laddr;
+	struct in6_addr		c_faddr;
+	int			c_dev_if;
+	u8			c_tos;
+	unsigned int		c_isv6:1;
+	unsigned int		c_loopback:1;
+	struct rds_transport	*c_trans;
+	possible_net_t		c_net;
+	struct rds_cong_map	*c_lcong;
+	struct rds_cong_map	*c_fcong;
+	struct list_head	c_cong_item;
+	unsigned int		c_version;
+	unsigned int		c_npaths;
+	struct rcu_head		c_rcu;
+	struct rds_conn_path	c_path[RDS_MAX_PATHS];
+};
+
+static inline struct net *rds_conn_net(const struct rds_connection *conn)
+{
+	return read_pnet(&conn->c_net);
+}
+
+/* The only path of a single-path connection. */
+static inline struct rds_conn_path *rds_conn_path0(struct rds_connection *conn)
+{
+	return &conn->c_path[0];
+}
+
+static inline int rds_conn_path_state(const struct rds_conn_path *cp)
+{
+	return atomic_read(&cp->cp_state);
+}
+
+static inline bool rds_conn_path_up(const struct rds_conn_path *cp)
+{
+	return rds_conn_path_state(cp) == RDS_CONN_UP;
+}
+
+/* rx latency trace points kept in an incoming message */
+#define RDS_MSG_RX_HDR		0	/* header seen by the transport */
+#define RDS_MSG_RX_START	1	/* rds_recv_incoming() entered */
+#define RDS_MSG_RX_END		2	/* queued on the socket */
+#define RDS_MSG_RX_CMSG		3	/* copied out by recvmsg() */
+#define RDS_RX_MAX_TRACES	(RDS_MSG_RX_DGRAM_TRACE_MAX + 1)
+
+/**
+ * struct rds_incoming - a received message, embedded in a transport object
+ * @i_refcount: references; the last rds_inc_put() calls ->inc_free()
+ * @i_item: entry in the socket's receive queue (rds.ko)
+ * @i_conn: connection it came on
+ * @i_conn_path: path it came on
+ * @i_hdr: the wire header (of the first fragment)
+ * @i_saddr: source address (the sender)
+ * @i_rx_jiffies: when rds_inc_init() ran
+ * @i_rx_tstamp: real-time receive stamp for SO_TIMESTAMP (rds.ko sets it)
+ * @i_rx_lat_trace: local_clock() at the RDS_MSG_RX_* points; the transport
+ *	may overwrite [RDS_MSG_RX_HDR] with the time it saw the header
+ * @i_rdma_cookie: cookie from an RDMA_DEST extension (later issue)
+ */
+struct rds_incoming {
+	refcount_t		i_refcount;
+	struct list_head	i_item;
+	struct rds_connection	*i_conn;
+	struct rds_conn_path	*i_conn_path;
+	struct rds_header	i_hdr;
+	struct in6_addr		i_saddr;
+	unsigned long		i_rx_jiffies;
+	ktime_t			i_rx_tstamp;
+	u64			i_rx_lat_trace[RDS_RX_MAX_TRACES];
+	u64			i_rdma_cookie;
+};
+
+/* m_flags bits */
+#define RDS_MSG_ON_SOCK		1	/* on rs->rs_send_queue */
+#define RDS_MSG_ON_CONN		2	/* on cp_send_queue or cp_retrans */
+#define RDS_MSG_HAS_ACK_SEQ	3	/* m_ack_seq valid */
+#define RDS_MSG_ACK_REQUIRED	4	/* ask the peer to ACK this one */
+#define RDS_MSG_RETRANSMITTED	5	/* sent before a connection drop */
+#define RDS_MSG_MAPPED		6	/* transport has it DMA mapped */
+#define RDS_MSG_PAGEVEC		7	/* payload pages not ours (cong map) */
+#define RDS_MSG_FLUSH		8	/* free for transport use */
+
+/**
+ * struct rm_data_op - the payload of a message
+ * @op_active: there is a payload descriptor (always set by the core)
+ * @op_notify: later issue (zerocopy/RDMA notifications)
+ * @op_nents: sg entries in op_sg
+ * @op_count: sg entries mapped by the transport (ib_dma_map_sg result)
+ * @op_dmasg: first mapped entry not yet posted (transport bookkeeping)
+ * @op_dmaoff: offset into it (transport bookkeeping)
+ * @op_sg: the entries; each at most PAGE_SIZE, no entry crosses a page
+ */
+struct rm_data_op {
+	unsigned int		op_active:1;
+	unsigned int		op_notify:1;
+	unsigned int		op_nents;
+	unsigned int		op_count;
+	unsigned int		op_dmasg;
+	unsigned int		op_dmaoff;
+	struct scatterlist	*op_sg;
+};
+
+/**
+ * struct rm_rdma_op - an RDMA READ/WRITE riding on a message (later issue)
+ * @op_active: the message carries an RDMA op; never set in this issue
+ * @op_write: RDMA WRITE (else READ)
+ * @op_fence: fence the following SEND
+ * @op_notify: queue an RDS_CMSG_RDMA_STATUS when done
+ * @op_recverr: notify on failure only
+ * @op_silent: no data message follows
+ * @op_mapped: transport mapped op_sg
+ * @op_rkey: remote key
+ * @op_remote_addr: remote address
+ * @op_bytes: total bytes
+ * @op_nents: sg entries
+ * @op_count: mapped entries
+ * @op_sg: local pages
+ * @op_notifier: notification to queue (struct defined with the RDMA code)
+ * @op_rdma_mr: MR to release when done
+ */
+struct rm_rdma_op {
+	unsigned int		op_active:1;
+	unsigned int		op_write:1;
+	unsigned int		op_fence:1;
+	unsigned int		op_notify:1;
+	unsigned int		op_recverr:1;
+	unsigned int		op_silent:1;
+	unsigned int		op_mapped:1;
+	u32			op_rkey;
+	u64			op_remote_addr;
+	u32			op_bytes;
+	unsigned int		op_nents;
+	unsigned int		op_count;
+	struct scatterlist	*op_sg;
+	void			*op_notifier;
+	void			*op_rdma_mr;
+};
+
+/**
+ * struct rm_atomic_op - a (masked) atomic riding on a message (later issue)
+ * @op_active: the message carries an atomic op; never set in this issue
+ * @op_type: RDS_ATOMIC_TYPE_CSWP or _FADD
+ * @op_notify: queue a notification when done
+ * @op_recverr: notify on failure only
+ * @op_silent: no data message follows
+ * @op_mapped: transport mapped op_sg
+ * @op_m_cswp: compare/swap operands and masks
+ * @op_m_fadd: add operand and nocarry mask
+ * @op_rkey: remote key
+ * @op_remote_addr: remote address
+ * @op_sg: the 8-byte local result buffer
+ * @op_notifier: notification to queue
+ * @op_rdma_mr: MR to release when done
+ */
+struct rm_atomic_op {
+	unsigned int		op_active:1;
+	unsigned int		op_type:2;
+	unsigned int		op_notify:1;
+	unsigned int		op_recverr:1;
+	unsigned int		op_silent:1;
+	unsigned int		op_mapped:1;
+	union {
+		struct {
+			u64	compare;
+			u64	swap;
+			u64	compare_mask;
+			u64	swap_mask;
+		} op_m_cswp;
+		struct {
+			u64	add;
+			u64	nocarry_mask;
+		} op_m_fadd;
+	};
+	u32			op_rkey;
+	u64			op_remote_addr;
+	struct scatterlist	*op_sg;
+	void			*op_notifier;
+	void			*op_rdma_mr;
+};
+
+#define RDS_ATOMIC_TYPE_CSWP	0
+#define RDS_ATOMIC_TYPE_FADD	1
+
+/**
+ * struct rds_message - a message on the send side
+ * @m_refcount: references; see rds_message_addref()/rds_message_put()
+ * @m_sock_item: entry in rs->rs_send_queue (under rs_lock)
+ * @m_conn_item: entry in cp_send_queue/cp_retrans (under cp_lock)
+ * @m_inc: the header lives in m_inc.i_hdr; the loop transport also uses
+ *	m_inc to deliver the message itself, without a copy
+ * @m_ack_seq: sequence number (valid when RDS_MSG_HAS_ACK_SEQ is set)
+ * @m_daddr: destination address
+ * @m_flags: RDS_MSG_* bits (atomic bitops)
+ * @m_rs_lock: protects m_rs and the sock link
+ * @m_rs: socket that sent it (a reference is held while m_rs is set);
+ *	NULL for kernel messages (pongs, congestion updates)
+ * @m_conn_path: path it is queued on
+ * @m_rdma_cookie: cookie of an RDMA_DEST/MAP cmsg (later issue)
+ * @m_final_op: the op whose completion releases the message (transport)
+ * @m_payload_len: payload bytes (== be32_to_cpu(m_inc.i_hdr.h_len))
+ * @data: the payload
+ * @rdma: RDMA op hook (later issue; op_active is 0)
+ * @atomic: atomic op hook (later issue; op_active is 0)
+ * @m_sg: storage of data.op_sg (allocated with the message)
+ */
+struct rds_message {
+	refcount_t		m_refcount;
+	struct list_head	m_sock_item;
+	struct list_head	m_conn_item;
+	struct rds_incoming	m_inc;
+	u64			m_ack_seq;
+	struct in6_addr		m_daddr;
+	unsigned long		m_flags;
+	spinlock_t		m_rs_lock;
+	struct rds_sock		*m_rs;
+	struct rds_conn_path	*m_conn_path;
+	u64			m_rdma_cookie;
+	void			*m_final_op;
+	unsigned int		m_payload_len;
+	struct rm_data_op	data;
+	struct rm_rdma_op	rdma;
+	struct rm_atomic_op	atomic;
+	struct scatterlist	m_sg[];
+};
+
 /**
  * struct rds_transport - what a transport provides to rds.ko
  * @t_name: name shown by SO_RDS_TRANSPORT users and RDS_INFO
  * @t_type: RDS_TRANS_IB, RDS_TRANS_TCP, ... (uapi values)
  * @t_owner: module that implements it; pinned while sockets use it
  * @t_item: entry in the transport list (rds.ko)
- * @t_prefer_loopback: local destinations use the loopback transport
+ * @t_prefer_loopback: unused: local destinations always use loop
  * @laddr_check: 0 if this transport can bind @addr, -EADDRNOTAVAIL otherwise
- * @conn_alloc: allocate the transport half of a connection (cp_transport_data)
- * @conn_free: free what conn_alloc made
- * @conn_path_connect: start connecting the path (process context)
- * @conn_path_shutdown: tear down the path and wait until it is quiet
- * @xmit: send (part of) @rm; returns bytes of header+payload consumed, or errno
- * @xmit_path_complete: called when the send worker has nothing more to send
- * @recv_path: refill receive buffers (process context)
- * @inc_copy_to_user: copy an incoming message's payload to @to
- * @inc_free: release an incoming message (last reference dropped)
- * @get_tos_map: map a user TOS to the TOS used on the wire
+ *	(process context, may sleep)
+ * @conn_alloc: allocate the transport half of every path of @conn and set
+ *	cp_transport_data (process or atomic context as @gfp says; must not
+ *	start any I/O)
+ * @conn_free: free what conn_alloc made (@data is cp_transport_data;
+ *	process context, the path is DOWN and quiet)
+ * @conn_path_connect: start connecting the path (connect worker, process
+ *	context, cp_cm_lock held, state CONNECTING).  Return 0 when the
+ *	attempt is under way; it ends with rds_connect_path_complete() or
+ *	rds_conn_path_drop().  An error return drops the path.
+ * @conn_path_shutdown: tear the path down and return once nothing of the
+ *	transport can touch the path or its messages any more (shutdown
+ *	worker, process context, may sleep, cp_cm_lock held; state is
+ *	DISCONNECTING).  Must drop every message reference the transport
+ *	holds (rds_message_put()), and must tolerate a path that never
+ *	connected.
+ * @xmit: send (part of) @rm on @cp.  Called with RDS_IN_XMIT held, so never
+ *	concurrently for one path, in process context (send worker or
+ *	sendmsg) with BHs enabled, must not sleep.  @hdr_off is how much of
+ *	the header was consumed already (0 or sizeof(struct rds_header)),
+ *	@sg/@off where in data.op_sg to resume.  Return the bytes consumed,
+ *	counting the header (sizeof(struct rds_header) + payload bytes); the
+ *	core calls again with updated offsets until the whole message is
+ *	consumed.  Return -EAGAIN or -ENOMEM when the ring is full: the core
+ *	sets RDS_LL_SEND_FULL and stops; the transport must call
+ *	rds_send_path_kick() when room appears.  Any other error drops the
+ *	path.  The transport takes its own reference (rds_message_addref())
+ *	if it needs @rm after returning, and fills h_ack/h_credit/h_csum in
+ *	its copy of the header.  Messages with RDS_FLAG_CONG_BITMAP are
+ *	ordinary 8192-byte messages (their pages belong to the map).
+ * @xmit_path_prepare: optional, called before a batch of ->xmit() calls
+ * @xmit_path_complete: optional, called after a batch of ->xmit() calls
+ *	(ring the doorbell, post the chain, send a pending ACK)
+ * @xmit_rdma: optional, post rm->rdma (later issue; NULL = EOPNOTSUPP)
+ * @xmit_atomic: optional, post rm->atomic (later issue; NULL = EOPNOTSUPP)
+ * @recv_path: refill receive buffers (receive worker, process context,
+ *	may sleep); -ENOMEM/-EAGAIN retries later
+ * @inc_copy_to_user: copy up to iov_iter_count(@to) payload bytes of @inc
+ *	to @to; return bytes copied or -EFAULT.  Called from recvmsg (user
+ *	iterators) and by the core with kernel (bvec) iterators for the
+ *	congestion map in whatever context rds_recv_incoming() runs, so it
+ *	must not sleep for kernel iterators
+ * @inc_free: release an incoming message (last reference dropped; any
+ *	context)
+ * @get_tos_map: map a user TOS to the TOS used on the wire (NULL: 1:1)
+ * @is_acked: optional; true if the transport knows @rm was received (for
+ *	transports that ACK by other means; IB leaves it NULL)
  */
 struct rds_transport {
 	char			t_name[16];
@@ -171,16 +567,38 @@ struct rds_transport {
 	void (*conn_free)(void *data);
 	int (*conn_path_connect)(struct rds_conn_path *cp);
 	void (*conn_path_shutdown)(struct rds_conn_path *cp);
-	int (*xmit)(struct rds_connection *conn, struct rds_message *rm,
+	int (*xmit)(struct rds_conn_path *cp, struct rds_message *rm,
 		    unsigned int hdr_off, unsigned int sg, unsigned int off);
+	void (*xmit_path_prepare)(struct rds_conn_path *cp);
 	void (*xmit_path_complete)(struct rds_conn_path *cp);
+	int (*xmit_rdma)(struct rds_conn_path *cp, struct rm_rdma_op *op);
+	int (*xmit_atomic)(struct rds_conn_path *cp, struct rm_atomic_op *op);
 	int (*recv_path)(struct rds_conn_path *cp);
 	int (*inc_copy_to_user)(struct rds_incoming *inc, struct iov_iter *to);
 	void (*inc_free)(struct rds_incoming *inc);
 	u8 (*get_tos_map)(u8 tos);
+	bool (*is_acked)(struct rds_message *rm, u64 ack);
 };
 
+/* transport.c */
+
+/**
+ * rds_trans_register - make a transport available to sockets
+ * @trans: the transport; t_type must be unique
+ *
+ * Process context.  Return: 0 or -EEXIST.
+ */
 int rds_trans_register(struct rds_transport *trans);
+
+/**
+ * rds_trans_unregister - withdraw a transport and destroy its connections
+ * @trans: the transport
+ *
+ * After it returns no new socket can bind to @trans and every connection of
+ * @trans has been shut down (->conn_path_shutdown()) and freed
+ * (->conn_free()).  Call it first in the module exit, while the transport's
+ * devices still exist.  Process context, sleeps; no locks held.
+ */
 void rds_trans_unregister(struct rds_transport *trans);
 struct rds_transport *rds_trans_get_preferred(struct net *net,
 					      const struct in6_addr *addr,
@@ -212,6 +630,25 @@ struct rds_bind_key {
  * @rs_conn_addr: default destination (connect())
  * @rs_conn_port: default destination port, network order
  * @rs_transport: transport chosen at bind or with SO_RDS_TRANSPORT
+ * @rs_conn: last connection used for sending (cache, no reference: a
+ *	connection outlives the sockets of its transport)
+ * @rs_tos: TOS set with SIOCRDSSETTOS
+ * @rs_lock: protects the send side: rs_send_queue, rs_snd_bytes
+ * @rs_send_queue: messages sent and not yet acknowledged or cancelled
+ * @rs_snd_bytes: payload bytes on rs_send_queue
+ * @rs_recv_lock: protects rs_recv_queue, rs_rcv_bytes, rs_cong_notify
+ * @rs_recv_queue: struct rds_incoming waiting for recvmsg()
+ * @rs_rcv_bytes: payload bytes on rs_recv_queue
+ * @rs_congested: the port is marked congested in the local map
+ * @rs_cong_item: entry in the list of monitoring sockets
+ * @rs_cong_monitor: RDS_CONG_MONITOR set
+ * @rs_cong_mask: ports (mod 64) the application monitors
+ * @rs_cong_notify: uncongested ports (mod 64) not yet reported
+ * @rs_cong_track: congestion generation last seen by poll()
+ * @rs_recverr: RDS_RECVERR set
+ * @rs_rx_traces: number of rx latency trace points requested
+ * @rs_rx_trace: the trace points
+ * @rs_notify_queue: RDMA notifications (later issue; always empty)
  */
 struct rds_sock {
 	struct sock		rs_sk;
@@ -220,6 +657,28 @@ struct rds_sock {
 	struct in6_addr		rs_conn_addr;
 	__be16			rs_conn_port;
 	struct rds_transport	*rs_transport;
+	struct rds_connection	*rs_conn;
+	u8			rs_tos;
+
+	spinlock_t		rs_lock;
+	struct list_head	rs_send_queue;
+	u32			rs_snd_bytes;
+
+	spinlock_t		rs_recv_lock;
+	struct list_head	rs_recv_queue;
+	u32			rs_rcv_bytes;
+	bool			rs_congested;
+
+	struct list_head	rs_cong_item;
+	bool			rs_cong_monitor;
+	u64			rs_cong_mask;
+	u64			rs_cong_notify;
+	unsigned long		rs_cong_track;
+
+	bool			rs_recverr;
+	u8			rs_rx_traces;
+	u8			rs_rx_trace[RDS_MSG_RX_DGRAM_TRACE_MAX];
+	struct list_head	rs_notify_queue;
 };
 
 #define rs_bound_addr		rs_bound.addr
@@ -236,6 +695,17 @@ static inline struct sock *rds_rs_to_sk(struct rds_sock *rs)
 	return &rs->rs_sk;
 }
 
+/* The in-tree payload limits: half of what SO_SNDBUF/SO_RCVBUF stored. */
+static inline u32 rds_sk_sndbuf(struct rds_sock *rs)
+{
+	return READ_ONCE(rds_rs_to_sk(rs)->sk_sndbuf) / 2;
+}
+
+static inline u32 rds_sk_rcvbuf(struct rds_sock *rs)
+{
+	return READ_ONCE(rds_rs_to_sk(rs)->sk_rcvbuf) / 2;
+}
+
 /* bind.c */
 int rds_bind(struct socket *sock, struct sockaddr *uaddr, int addr_len);
 void rds_remove_bound(struct rds_sock *rs);
@@ -247,5 +717,539 @@ void rds_bind_lock_destroy(void);
 /* transport.c */
 int rds_trans_init(void);
 void rds_trans_exit(void);
+
+/* ------------------------------------------------------------------------
+ * connection.c: what a transport calls about connections and paths
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * rds_conn_create - find or create the connection for a passive (incoming)
+ *	request
+ * @net: namespace
+ * @laddr: local address
+ * @faddr: remote address
+ * @trans: transport
+ * @tos: TOS (already mapped)
+ * @dev_if: interface of a link-local IPv6 pair, else 0
+ * @gfp: allocation flags (GFP_KERNEL from process context)
+ *
+ * Does not start connecting.  Any context allowed by @gfp; no locks held.
+ * Return: the connection (no reference to drop: it lives until
+ * rds_trans_unregister()) or an ERR_PTR.
+ */
+struct rds_connection *rds_conn_create(struct net *net,
+				       const struct in6_addr *laddr,
+				       const struct in6_addr *faddr,
+				       struct rds_transport *trans, u8 tos,
+				       int dev_if, gfp_t gfp);
+
+/**
+ * rds_conn_create_outgoing - like rds_conn_create(), for the sending side
+ * @net: namespace
+ * @laddr: local address
+ * @faddr: remote address
+ * @trans: transport of the socket (replaced by loop for local @faddr)
+ * @tos: TOS (already mapped)
+ * @dev_if: interface of a link-local IPv6 pair, else 0
+ * @gfp: allocation flags
+ *
+ * Return: the connection or an ERR_PTR.
+ */
+struct rds_connection *rds_conn_create_outgoing(struct net *net,
+						const struct in6_addr *laddr,
+						const struct in6_addr *faddr,
+						struct rds_transport *trans,
+						u8 tos, int dev_if, gfp_t gfp);
+
+/**
+ * rds_conn_path_transition - change a path's state if it is @old
+ * @cp: path
+ * @old: expected state
+ * @new: new state
+ *
+ * Any context, lockless (cmpxchg).  Return: true if the state changed.
+ */
+static inline bool rds_conn_path_transition(struct rds_conn_path *cp,
+					    int old, int new)
+{
+	return atomic_cmpxchg(&cp->cp_state, old, new) == old;
+}
+
+/**
+ * rds_connect_path_complete - the transport's connection attempt succeeded
+ * @cp: path
+ * @curr: state the path must be in (normally RDS_CONN_CONNECTING)
+ *
+ * Moves the path to UP, resets the reconnect backoff and kicks the send and
+ * receive workers.  If the state was not @curr the path is dropped instead.
+ * Any context (CM handler), no locks required.
+ */
+void rds_connect_path_complete(struct rds_conn_path *cp, int curr);
+
+/**
+ * rds_connect_complete - rds_connect_path_complete() for path 0
+ * @conn: connection
+ */
+void rds_connect_complete(struct rds_connection *conn);
+
+/**
+ * rds_conn_path_drop - drop a path because of an error or a remote close
+ * @cp: path
+ * @destroy: the connection is being destroyed: do not reconnect
+ *
+ * Moves the path to ERROR and queues the shutdown worker, which calls
+ * ->conn_path_shutdown(), requeues unacknowledged messages for
+ * retransmission and reconnects with backoff if anything is queued.
+ * Idempotent.  Any context (completion handler, CM handler, softirq);
+ * takes no sleeping lock; must not be called with cp_lock held.
+ */
+void rds_conn_path_drop(struct rds_conn_path *cp, bool destroy);
+
+/**
+ * rds_conn_drop - rds_conn_path_drop() for path 0
+ * @conn: connection
+ */
+void rds_conn_drop(struct rds_connection *conn);
+
+/**
+ * rds_conn_path_connect_if_down - queue a connect if the path is down
+ * @cp: path
+ *
+ * Any context.
+ */
+void rds_conn_path_connect_if_down(struct rds_conn_path *cp);
+
+/**
+ * rds_conn_path_error - drop a path and log why (rate limited)
+ * @cp: path
+ * @fmt: printk format of the reason
+ */
+__printf(2, 3)
+void rds_conn_path_error(struct rds_conn_path *cp, const char *fmt, ...);
+
+/**
+ * rds_queue_reconnect - schedule a connection attempt with backoff
+ * @cp: path (DOWN)
+ *
+ * The first attempt after a successful connection is immediate; later ones
+ * wait a random time below a bound that doubles up to
+ * net.rds.reconnect_max_delay_ms.  Any context.
+ */
+void rds_queue_reconnect(struct rds_conn_path *cp);
+
+/**
+ * rds_conn_path_destroy_pending - true while the connection is destroyed
+ * @cp: path
+ */
+static inline bool rds_conn_path_destroy_pending(const struct rds_conn_path *cp)
+{
+	return test_bit(RDS_DESTROY_PENDING, &cp->cp_flags);
+}
+
+/* The workqueue every per-path worker runs on (threads.c). */
+extern struct workqueue_struct *rds_wq;
+
+/* ------------------------------------------------------------------------
+ * send.c
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * rds_send_drop_acked - free messages the peer acknowledged
+ * @cp: path the ACK came on
+ * @ack: highest sequence number acknowledged (h_ack or CM ack_seq)
+ * @is_acked: optional predicate for transports with their own ACK notion
+ *
+ * Removes every message with sequence <= @ack from cp_retrans, takes it off
+ * its socket, wakes senders waiting for send buffer space.  Any context
+ * (receive completion handler in softirq, CM handler); takes cp_lock, then
+ * (after dropping it) m_rs_lock and rs_lock; call with none held.
+ */
+void rds_send_drop_acked(struct rds_conn_path *cp, u64 ack,
+			 bool (*is_acked)(struct rds_message *rm, u64 ack));
+
+/**
+ * rds_send_path_kick - the transport has room again: resume sending
+ * @cp: path
+ *
+ * Clears RDS_LL_SEND_FULL and queues the send worker.  Any context
+ * (send completion handler); no locks required.
+ */
+void rds_send_path_kick(struct rds_conn_path *cp);
+
+/**
+ * rds_send_xmit - push queued messages of a path to the transport
+ * @cp: path
+ *
+ * Process context, no locks held.  Return: 0 when the queue was drained or
+ * someone else is sending, -EAGAIN when it stopped early (ring full, batch
+ * limit) and the worker will continue, -ENOMEM on allocation failure.
+ */
+int rds_send_xmit(struct rds_conn_path *cp);
+
+/**
+ * rds_send_path_reset - put unacknowledged messages back for retransmission
+ * @cp: path (DISCONNECTING: nobody is transmitting)
+ *
+ * Called by the shutdown worker after ->conn_path_shutdown(); exported for
+ * transports that reset a path themselves.  Process context.
+ */
+void rds_send_path_reset(struct rds_conn_path *cp);
+
+/* Called by the transport when it has nothing left to send (optional). */
+void rds_send_worker(struct work_struct *work);
+
+/* ------------------------------------------------------------------------
+ * recv.c
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * rds_inc_init - initialise an incoming message embedded in a transport
+ *	object
+ * @inc: the message
+ * @cp: path it came on
+ * @saddr: source address (the peer; for loop the sending address)
+ *
+ * Sets the reference count to 1 (the caller's).  Any context.
+ */
+void rds_inc_init(struct rds_incoming *inc, struct rds_conn_path *cp,
+		  const struct in6_addr *saddr);
+
+/**
+ * rds_inc_addref - take a reference on an incoming message
+ * @inc: the message
+ */
+static inline void rds_inc_addref(struct rds_incoming *inc)
+{
+	refcount_inc(&inc->i_refcount);
+}
+
+/**
+ * rds_inc_put - drop a reference; the last one calls ->inc_free()
+ * @inc: the message
+ *
+ * Any context.
+ */
+void rds_inc_put(struct rds_incoming *inc);
+
+/**
+ * rds_recv_incoming - a complete message arrived on a path
+ * @cp: path it came on
+ * @saddr: source address (the sender)
+ * @daddr: destination address (a local address)
+ * @inc: the message, its i_hdr filled in from the wire (first fragment)
+ * @gfp: allocation flags for the context (GFP_ATOMIC in softirq)
+ *
+ * Discards duplicates (sequence < cp_next_rx_seq with RETRANSMITTED set),
+ * advances cp_next_rx_seq, answers pings (dport 0), applies congestion map
+ * updates (h_flags == RDS_FLAG_CONG_BITMAP), and queues everything else on
+ * the destination socket, taking its own reference.  The caller keeps its
+ * reference and drops it with rds_inc_put() afterwards.  The header
+ * checksum must have been verified by the transport (rds_header_csum_ok()).
+ * Calls for one path must be serialised by the transport (one receive
+ * completion context per path).  Process or softirq context; takes
+ * rs_recv_lock (irqsave) and, for pings, cp_lock; call with neither held.
+ */
+void rds_recv_incoming(struct rds_conn_path *cp, const struct in6_addr *saddr,
+		       const struct in6_addr *daddr, struct rds_incoming *inc,
+		       gfp_t gfp);
+
+/* ------------------------------------------------------------------------
+ * message.c
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * rds_message_alloc - allocate a message with room for @nents sg entries
+ * @nents: payload sg entries
+ * @gfp: allocation flags
+ *
+ * Return: the message with one reference, header zeroed, or NULL.
+ */
+struct rds_message *rds_message_alloc(unsigned int nents, gfp_t gfp);
+
+/**
+ * rds_message_addref - take a reference on a message
+ * @rm: the message
+ *
+ * Any context.  A transport that keeps @rm beyond ->xmit() takes one.
+ */
+static inline void rds_message_addref(struct rds_message *rm)
+{
+	refcount_inc(&rm->m_refcount);
+}
+
+/**
+ * rds_message_put - drop a reference; the last one frees pages and message
+ * @rm: the message
+ *
+ * Any context (send completion handler); takes no lock.
+ */
+void rds_message_put(struct rds_message *rm);
+
+/**
+ * rds_message_unmapped - the transport has DMA-unmapped @rm
+ * @rm: the message
+ *
+ * Clears RDS_MSG_MAPPED.  Any context.
+ */
+void rds_message_unmapped(struct rds_message *rm);
+
+/**
+ * rds_message_populate_header - fill in the fixed part of a header
+ * @hdr: header
+ * @sport: source port (network order)
+ * @dport: destination port (network order)
+ * @seq: sequence number
+ *
+ * Clears h_ack, h_flags, h_credit, h_csum and the extension space.
+ */
+void rds_message_populate_header(struct rds_header *hdr, __be16 sport,
+				 __be16 dport, u64 seq);
+
+/**
+ * rds_message_add_extension - append an extension header
+ * @hdr: header
+ * @type: RDS_EXTHDR_* (must have a known length)
+ * @data: the extension's data (rds_exthdr_size(@type) bytes)
+ *
+ * Appends after any extensions already present (a 6.1 peer parses several)
+ * and keeps the terminating 0 when there is room.  Return: 0, or -ENOSPC
+ * when it does not fit, -EINVAL for an unknown type.
+ */
+int rds_message_add_extension(struct rds_header *hdr, unsigned int type,
+			      const void *data);
+
+/**
+ * rds_message_next_extension - iterate over a header's extensions
+ * @hdr: header
+ * @pos: cursor; start with 0
+ * @buf: where to copy the extension's data
+ * @buflen: in: size of @buf; out: length of the data copied
+ *
+ * Stops at type 0, an unknown type or the end of the space.
+ * Return: the extension type, or RDS_EXTHDR_NONE at the end.
+ */
+int rds_message_next_extension(const struct rds_header *hdr,
+			       unsigned int *pos, void *buf,
+			       unsigned int *buflen);
+
+/**
+ * rds_message_add_rdma_dest_extension - add an RDMA_DEST extension
+ * @hdr: header
+ * @r_key: rkey
+ * @offset: offset
+ *
+ * Return: as rds_message_add_extension().
+ */
+int rds_message_add_rdma_dest_extension(struct rds_header *hdr, u32 r_key,
+					u32 offset);
+
+/**
+ * rds_exthdr_size - data length of an extension type
+ * @type: RDS_EXTHDR_*
+ *
+ * Return: the length, or 0 for types we do not know (parsing stops there).
+ */
+unsigned int rds_exthdr_size(unsigned int type);
+
+/**
+ * rds_header_csum_set - compute and store the header checksum
+ * @hdr: header; h_csum is overwritten
+ *
+ * ip_fast_csum() over the 48 bytes with h_csum zero.  A result of 0 stays
+ * 0, which the receiver reads as "no checksum"; that is what in-tree does.
+ * Any context.
+ */
+void rds_header_csum_set(struct rds_header *hdr);
+
+/**
+ * rds_header_csum_ok - verify a received header's checksum
+ * @hdr: header
+ *
+ * Return: true if h_csum is 0 (none) or matches.  Any context.
+ */
+bool rds_header_csum_ok(const struct rds_header *hdr);
+
+/* ------------------------------------------------------------------------
+ * cong.c
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * struct rds_cong_map - congestion bitmap of one address (65536 ports)
+ * @m_node: entry in the map table
+ * @m_net: namespace
+ * @m_addr: the address
+ * @m_conn_list: connections whose c_lcong is this map (under rds_cong_lock)
+ * @m_waitq: senders waiting for a port to become uncongested
+ * @m_page_addrs: the bitmap, little-endian bit order, one port per bit
+ */
+struct rds_cong_map {
+	struct rb_node		m_node;
+	struct net		*m_net;
+	struct in6_addr		m_addr;
+	struct list_head	m_conn_list;
+	wait_queue_head_t	m_waitq;
+	unsigned long		m_page_addrs[RDS_CONG_MAP_PAGES];
+};
+
+/**
+ * rds_cong_map_updated - the peer's map changed: wake senders and monitors
+ * @map: the map (a c_fcong)
+ * @portmask: ports (mod 64) that became uncongested; ~0 if unknown
+ *
+ * Any context, takes rds_cong_lock briefly when monitors exist.
+ */
+void rds_cong_map_updated(struct rds_cong_map *map, u64 portmask);
+
+/**
+ * rds_cong_recv - apply a received CONG_BITMAP message to c_fcong
+ * @cp: path it came on
+ * @inc: the message (8192 bytes of payload)
+ *
+ * Called by rds_recv_incoming(); copies the map with ->inc_copy_to_user()
+ * and a kernel iterator.  Process or softirq context.
+ */
+void rds_cong_recv(struct rds_conn_path *cp, struct rds_incoming *inc);
+
+/**
+ * rds_cong_build_update - build the message carrying our map to the peer
+ * @map: the map (c_lcong of the path's connection)
+ *
+ * The payload pages are the map's own (RDS_MSG_PAGEVEC).  The transport
+ * sends it like any other message.  Return: the message or NULL.
+ */
+struct rds_message *rds_cong_build_update(struct rds_cong_map *map);
+
+/* ------------------------------------------------------------------------
+ * stats.c: per-CPU counters (names as in-tree for RDS_INFO_COUNTERS)
+ * ------------------------------------------------------------------------
+ */
+struct rds_statistics {
+	u64	s_conn_reset;
+	u64	s_recv_drop_bad_checksum;
+	u64	s_recv_drop_old_seq;
+	u64	s_recv_drop_no_sock;
+	u64	s_recv_drop_dead_sock;
+	u64	s_recv_deliver_raced;
+	u64	s_recv_delivered;
+	u64	s_recv_queued;
+	u64	s_recv_immediate_retry;
+	u64	s_recv_delayed_retry;
+	u64	s_recv_ack_required;
+	u64	s_recv_rdma_bytes;
+	u64	s_recv_ping;
+	u64	s_send_queue_empty;
+	u64	s_send_queue_full;
+	u64	s_send_lock_contention;
+	u64	s_send_lock_queue_raced;
+	u64	s_send_immediate_retry;
+	u64	s_send_delayed_retry;
+	u64	s_send_drop_acked;
+	u64	s_send_ack_required;
+	u64	s_send_queued;
+	u64	s_send_rdma;
+	u64	s_send_rdma_bytes;
+	u64	s_send_pong;
+	u64	s_page_remainder_hit;
+	u64	s_page_remainder_miss;
+	u64	s_copy_to_user;
+	u64	s_copy_from_user;
+	u64	s_cong_update_queued;
+	u64	s_cong_update_received;
+	u64	s_cong_send_error;
+	u64	s_cong_send_blocked;
+	u64	s_recv_bytes_added_to_socket;
+	u64	s_recv_bytes_removed_from_socket;
+	u64	s_send_stuck_rm;
+};
+
+DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_statistics, rds_stats);
+
+/* Any context; per-CPU, no lock. */
+#define rds_stats_add(member, count) \
+	this_cpu_add(rds_stats.member, (count))
+#define rds_stats_inc(member)	rds_stats_add(member, 1)
+
+/**
+ * rds_stats_sum - sum the core counters over all CPUs
+ * @out: where to write them
+ */
+void rds_stats_sum(struct rds_statistics *out);
+
+/* Names of the core counters, in struct order. */
+extern const char *const rds_stat_names[];
+#define RDS_STAT_COUNT	(sizeof(struct rds_statistics) / sizeof(u64))
+
+/* ------------------------------------------------------------------------
+ * sysctl.c: core tunables (net.rds.*), readable by transports
+ * ------------------------------------------------------------------------
+ */
+extern unsigned long rds_sysctl_reconnect_min_jiffies;
+extern unsigned long rds_sysctl_reconnect_max_jiffies;
+extern unsigned int rds_sysctl_max_unacked_packets;
+extern unsigned int rds_sysctl_max_unacked_bytes;
+extern unsigned int rds_sysctl_ping_enable;
+
+/* ------------------------------------------------------------------------
+ * Internal to rds.ko (not for transports)
+ * ------------------------------------------------------------------------
+ */
+struct rds_connection *rds_conn_lookup_or_create(struct rds_sock *rs,
+						 const struct in6_addr *faddr,
+						 int dev_if, gfp_t gfp);
+void rds_conn_destroy_trans(struct rds_transport *trans);
+int rds_conn_init(void);
+void rds_conn_exit(void);
+int rds_threads_init(void);
+void rds_threads_exit(void);
+void rds_connect_worker(struct work_struct *work);
+void rds_recv_worker(struct work_struct *work);
+void rds_shutdown_worker(struct work_struct *work);
+
+int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len);
+void rds_send_drop_to(struct rds_sock *rs, const struct in6_addr *daddr,
+		      __be16 dport);
+void rds_send_path_purge(struct rds_conn_path *cp);
+int rds_send_pong(struct rds_conn_path *cp, __be16 dport, gfp_t gfp);
+bool rds_send_has_room(struct rds_sock *rs);
+
+int rds_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
+		int msg_flags);
+void rds_clear_recv_queue(struct rds_sock *rs);
+bool rds_recv_pending(struct rds_sock *rs);
+
+int rds_message_copy_from_user(struct rds_message *rm, struct iov_iter *from,
+			       size_t len);
+int rds_message_inc_copy_to_user(struct rds_incoming *inc,
+				 struct iov_iter *to);
+
+int rds_cong_init(void);
+void rds_cong_exit(void);
+struct rds_cong_map *rds_cong_from_addr(struct net *net,
+					const struct in6_addr *addr);
+void rds_cong_add_conn(struct rds_connection *conn);
+void rds_cong_remove_conn(struct rds_connection *conn);
+void rds_cong_add_socket(struct rds_sock *rs);
+void rds_cong_remove_socket(struct rds_sock *rs);
+int rds_cong_wait(struct rds_cong_map *map, __be16 port, int nonblock,
+		  struct rds_sock *rs);
+void rds_cong_set_bit(struct rds_cong_map *map, __be16 port);
+void rds_cong_clear_bit(struct rds_cong_map *map, __be16 port);
+bool rds_cong_test_bit(struct rds_cong_map *map, __be16 port);
+void rds_cong_queue_updates(struct rds_cong_map *map);
+bool rds_cong_updated_since(unsigned long *recent);
+
+extern struct rds_transport rds_loop_transport;
+int rds_loop_init(void);
+void rds_loop_exit(void);
+
+int rds_sysctl_init(void);
+void rds_sysctl_exit(void);
+int rds_stats_init(void);
+void rds_stats_exit(void);
 
 #endif /* _RDS_RDS_H */
