@@ -27,6 +27,7 @@
 
 #include "ib.h"
 
+static struct ib_client rds_ib_client;
 static LIST_HEAD(rds_ib_devices);
 static DECLARE_RWSEM(rds_ib_devices_sem);
 
@@ -96,7 +97,7 @@ static int rds_ib_add_one(struct ib_device *dev)
 	down_write(&rds_ib_devices_sem);
 	list_add_tail(&rid->rid_item, &rds_ib_devices);
 	up_write(&rds_ib_devices_sem);
-	ib_set_client_data(dev, NULL, rid);
+	ib_set_client_data(dev, &rds_ib_client, rid);
 
 	pr_info("RDS/RDMA: %s: frwr %d (%u pages) send_inv %d atomic %d masked_atomic %d%s\n",
 		dev_name(&dev->dev), rid->rid_frwr, rid->rid_max_frpl,
