@@ -1,0 +1,348 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# run_vm.sh - boot an RDS test cluster under QEMU and run selftests on it.
+#
+#   run_vm.sh [--kernel stock|6.12|debug] [--nodes N] [--peer-mods ours|intree]
+#             [--keep] [--expect-splat] [--no-build] [--src DIR] [TEST...]
+#
+# Builds our modules for the kernel, the test binaries and the guest helper,
+# packs one initramfs, boots N nodes in parallel (node 0 runs the tests, the
+# others are peers), joined by QEMU dgram netdevs over unix socket paths: a
+# data link (rxe), a control link (rds-peer), and on the debug kernel a
+# third link with siw.  Two nodes are wired point to point; three or more
+# through a small hub process (vm/hub.py).
+#
+# The modules and tests are built from a copy of the work tree (or of
+# --src DIR, e.g. an export of a commit).
+#
+# Output: one line per test ("ok"/"not ok"/"skip"), then a summary line
+# "N passed, N failed, N skipped".  A splat (WARNING, BUG, KASAN, UBSAN,
+# lockdep, kmemleak, oops, hung task) in any node's log fails the run, and so
+# does a node that does not finish in time.  Every QEMU started is killed by
+# pid on any exit.  Logs are kept under build/vm-logs/ when the run fails
+# (or with --keep).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../../.." && pwd)
+K61=${RDS_K61:-6.1.0-57-amd64}
+K612=${RDS_K612:-6.12.117+deb12-amd64}
+
+kernel=stock
+nodes=2
+peer_mods=ours
+keep=0
+expect_splat=0
+build=1
+src=
+tests=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) kernel=$2; shift 2 ;;
+	--nodes) nodes=$2; shift 2 ;;
+	--peer-mods) peer_mods=$2; shift 2 ;;
+	--keep) keep=1; shift ;;
+	--expect-splat) expect_splat=1; shift ;;
+	--no-build) build=0; shift ;;
+	--src) src=$(cd "$2" && pwd) || exit 2; shift 2 ;;
+	-h|--help) sed -n '4,8p' "$0"; exit 0 ;;
+	-*) echo "run_vm.sh: unknown option $1" >&2; exit 2 ;;
+	*) tests+=("$1"); shift ;;
+	esac
+done
+case "$nodes" in 2|3|4) ;; *) echo "run_vm.sh: --nodes 2..4" >&2; exit 2 ;; esac
+case "$peer_mods" in ours|intree) ;; *) echo "run_vm.sh: --peer-mods ours|intree" >&2; exit 2 ;; esac
+
+log() { echo "run_vm[$kernel]: $*" >&2; }
+
+case "$kernel" in
+stock)	kver=$K61; kdir=/usr/src/linux-headers-$K61; vmlinuz=/boot/vmlinuz-$K61; mem=1024 ;;
+6.12)	kver=$K612; kdir=/usr/src/linux-headers-$K612; vmlinuz=/boot/vmlinuz-$K612; mem=1024 ;;
+debug)
+	tree=$("$here/build-debug-kernel.sh" | tail -n 1) || exit 1
+	kver=; kdir=$tree; vmlinuz=$tree/arch/x86/boot/bzImage; mem=2048 ;;
+*) echo "run_vm.sh: --kernel stock|6.12|debug" >&2; exit 2 ;;
+esac
+[ "$kernel" = debug ] && [ "$peer_mods" = intree ] && {
+	log "Debian's in-tree RDS modules do not exist for the debug kernel"; exit 2; }
+for f in "$vmlinuz" "$kdir/Makefile"; do
+	[ -e "$f" ] || { log "missing $f (run scripts/install-deps.sh)"; exit 1; }
+done
+
+b=$top/build
+mkdir -p "$b"
+work=$(mktemp -d /tmp/rdsvm.XXXXXX)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill -9 "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- build --------------------------------------------------------------
+tsrc=${src:-$top}/tools/testing/selftests/rds
+modb=$b/mod-$kernel
+testb=$b/tests
+if [ "$build" = 1 ]; then
+	log "building modules against $kdir"
+	mkdir -p "$modb"
+	rsync -a --delete --exclude .git --exclude /build --exclude '*.o' \
+		--exclude '*.ko' --exclude '.*.cmd' "${src:-$top}/" "$modb/src/"
+	make -s -C "$kdir" M="$modb/src" modules >"$modb/build.log" 2>&1 ||
+		{ cat "$modb/build.log" >&2; log "module build failed"; exit 1; }
+	mkdir -p "$modb/splat"
+	cp "$here/vm/splat/rds_selftest_warn.c" "$here/vm/splat/Kbuild" "$modb/splat/"
+	make -s -C "$kdir" M="$modb/splat" modules >"$modb/splat.log" 2>&1 ||
+		{ cat "$modb/splat.log" >&2; log "splat module build failed"; exit 1; }
+	log "building tests"
+	if [ -f "$tsrc/Makefile" ]; then
+		make -s -C "$tsrc" O="$testb" >"$b/tests-build.log" 2>&1 ||
+			{ cat "$b/tests-build.log" >&2; log "test build failed"; exit 1; }
+	fi
+	mkdir -p "$testb"
+	gcc -static -O2 -Wall -o "$b/rdsvm" "$here/vm/rdsvm.c" ||
+		{ log "rdsvm build failed"; exit 1; }
+fi
+
+# ---- which tests ----------------------------------------------------------
+# tests.txt: NAME KERNELS [PEER [LIMIT]]; '#' starts a comment.
+runlist=$work/run.list
+: >"$runlist"
+want() {
+	local n
+	[ ${#tests[@]} -eq 0 ] && return 0
+	for n in "${tests[@]}"; do [ "$n" = "$1" ] && return 0; done
+	return 1
+}
+if [ -f "$tsrc/tests.txt" ]; then
+	while read -r name kernels peer limit _; do
+		case "$name" in ''|\#*) continue ;; esac
+		peer=${peer:-ours}; limit=${limit:-300}
+		[ "$peer" = "$peer_mods" ] || continue
+		case ",$kernels," in *",all,"*|*",$kernel,"*) ;; *) continue ;; esac
+		want "$name" || continue
+		echo "$name $limit" >>"$runlist"
+	done <"$tsrc/tests.txt"
+fi
+for n in "${tests[@]}"; do
+	grep -q "^$n " "$runlist" || {
+		# A test named on the command line but not listed (or hidden).
+		if [ -x "$testb/$n" ] || [ -x "$tsrc/$n" ] || [ -x "$here/vm/$n" ]; then
+			echo "$n 300" >>"$runlist"
+		else
+			log "no test $n"; exit 2
+		fi
+	}
+done
+ntests=$(wc -l <"$runlist")
+log "$ntests test(s), $nodes nodes, peers run $peer_mods modules"
+
+# ---- initramfs ----------------------------------------------------------
+root=$work/root
+mkdir -p "$root"/{bin,lib/modules-base,lib/rds/ours,tests,usr/bin}
+cp /bin/busybox "$root/bin/busybox"
+cp "$here/vm/init" "$root/init"
+for f in rds-peer rds-mods rds-reboot rds-shutdown; do
+	cp "$here/vm/$f" "$root/usr/bin/$f"
+done
+cp "$b/rdsvm" "$root/usr/bin/rdsvm"
+cp "$modb/src/net/rds/rds.ko" "$modb/src/net/rds/rds_rdma.ko" "$root/lib/rds/ours/"
+cp "$modb/splat/rds_selftest_warn.ko" "$root/tests/"
+cp "$runlist" "$root/tests/run.list"
+while read -r name _; do
+	for d in "$testb" "$tsrc" "$here/vm"; do
+		[ -x "$d/$name" ] && [ -f "$d/$name" ] && { cp "$d/$name" "$root/tests/"; break; }
+	done
+done <"$runlist"
+# Extra files a test needs at run time live next to it in build/tests.
+[ -d "$testb/data" ] && cp -r "$testb/data" "$root/tests/"
+
+unpack_ko() { # FILE DEST
+	case "$1" in
+	*.xz) xz -dc "$1" >"$2" ;;
+	*.zst) zstd -qdc "$1" >"$2" ;;
+	*) cp "$1" "$2" ;;
+	esac
+}
+if [ "$kernel" != debug ]; then
+	# The base modules of the Debian kernel: virtio NIC, rxe, rdma_cm.
+	modprobe -S "$kver" --show-depends -a virtio_pci virtio_net crc32_generic \
+		rdma_rxe rdma_cm 2>/dev/null | awk '$1 == "insmod" && !s[$2]++ { print $2 }' |
+	while read -r m; do
+		bn=$(basename "$m"); bn=${bn%.xz}; bn=${bn%.zst}
+		unpack_ko "$m" "$root/lib/modules-base/$bn"
+		echo "$bn" >>"$root/lib/modules-base/order"
+	done
+	mkdir -p "$root/lib/rds/intree"
+	for m in rds rds_rdma; do
+		f=$(modinfo -k "$kver" -n "$m" 2>/dev/null) || { log "no in-tree $m for $kver"; exit 1; }
+		unpack_ko "$f" "$root/lib/rds/intree/$m.ko"
+	done
+fi
+(cd "$root" && find . | cpio -o -H newc --quiet) >"$work/initramfs.cpio"
+
+# ---- boot -----------------------------------------------------------------
+accel=tcg
+if [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; then
+	[ -w /dev/kvm ] && accel=kvm
+fi
+links=(data ctl)
+[ "$kernel" = debug ] && links+=(siw)
+hubs=()
+if [ "$nodes" -gt 2 ]; then
+	for l in "${links[@]}"; do
+		paths=()
+		for ((i = 0; i < nodes; i++)); do paths+=("$work/n$i-$l.sock"); done
+		python3 "$here/vm/hub.py" "$work/hub-$l.sock" "${paths[@]}" &
+		pids+=($!)
+	done
+	for l in "${links[@]}"; do
+		for ((t = 0; t < 50; t++)); do [ -S "$work/hub-$l.sock" ] && break; sleep 0.1; done
+	done
+fi
+
+logdir=$work/logs
+mkdir -p "$logdir"
+start=$(date +%s)
+for ((i = 0; i < nodes; i++)); do
+	netargs=()
+	k=1
+	for l in "${links[@]}"; do
+		if [ "$nodes" -gt 2 ]; then
+			remote=$work/hub-$l.sock
+		else
+			remote=$work/n$((1 - i))-$l.sock
+		fi
+		netargs+=(-netdev "dgram,id=$l,local.type=unix,local.path=$work/n$i-$l.sock,remote.type=unix,remote.path=$remote"
+			  -device "virtio-net-pci,netdev=$l,mac=52:54:00:00:0$i:0$k")
+		k=$((k + 1))
+	done
+	if [ "$i" = 0 ]; then
+		mods=ours; reboot=(-no-reboot)
+	else
+		mods=$peer_mods; reboot=()
+	fi
+	cmdline="console=ttyS0 panic=5 oops=panic loglevel=7 quiet=0 nokaslr"
+	cmdline+=" RDSVM_NODE=$i RDSVM_NODES=$nodes RDSVM_KERNEL=$kernel"
+	cmdline+=" RDSVM_MODS=$mods RDSVM_PEER_MODS=$peer_mods"
+	qemu-system-x86_64 -accel "$accel" -cpu max -smp 2 -m "$mem" \
+		-nodefaults -display none -no-user-config \
+		-kernel "$vmlinuz" -initrd "$work/initramfs.cpio" -append "$cmdline" \
+		-serial "file:$logdir/console-$i.log" -serial "file:$logdir/out-$i.log" \
+		"${netargs[@]}" "${reboot[@]}" >"$logdir/qemu-$i.log" 2>&1 &
+	pids+=($!)
+	eval "qpid$i=$!"
+done
+
+# Node 0 powers off when its tests are done; the budget is the sum of the
+# test limits plus boot and shutdown time.
+budget=$((240 + 60 * nodes))
+while read -r _ limit; do budget=$((budget + limit)); done <"$runlist"
+timed_out=0
+while kill -0 "$qpid0" 2>/dev/null; do
+	if [ $(( $(date +%s) - start )) -gt "$budget" ]; then
+		log "node 0 did not finish within $budget s"
+		timed_out=1
+		break
+	fi
+	sleep 1
+done
+# Peers power off after node 0 told them to; give them a little while
+# (none when node 0 did not get as far as its own shutdown).
+peer_wait=60
+grep -aq '@@RDSVM node0: poweroff' "$logdir/out-0.log" 2>/dev/null || peer_wait=0
+for ((i = 1; i < nodes; i++)); do
+	eval "p=\$qpid$i"
+	for ((t = 0; t < peer_wait; t++)); do kill -0 "$p" 2>/dev/null || break; sleep 1; done
+done
+log "cluster ran $(( $(date +%s) - start )) s"
+
+# ---- results ----------------------------------------------------------------
+pass=0 fail=0 skip=0
+result() { # STATUS NAME [REASON]
+	case "$1" in
+	ok) pass=$((pass + 1)); echo "ok $2" ;;
+	skip) skip=$((skip + 1)); echo "skip $2${3:+ # $3}" ;;
+	*) fail=$((fail + 1)); echo "not ok $2${3:+ # $3}" ;;
+	esac
+}
+out0=$logdir/out-0.log
+tr -d '\r' <"$out0" >"$out0.clean" 2>/dev/null || : >"$out0.clean"
+while read -r name _; do
+	body=$(awk -v n="$name" '
+		$0 == "@@RDSVM-BEGIN " n "@@" { on = 1; next }
+		on && index($0, "@@RDSVM-END " n " ") == 1 { print "RC " $3; on = 0; exit }
+		on { print }' "$out0.clean")
+	rcline=$(printf '%s\n' "$body" | grep '^RC ' | tail -n 1)
+	rc=${rcline#RC }
+	rc=${rc%@@}
+	if [ -z "$rcline" ]; then
+		result fail "$name" "did not finish"
+		continue
+	fi
+	# Count kselftest subtests (top-level TAP lines) when there are any.
+	sub_ok=$(printf '%s\n' "$body" | grep -Ec '^ok [0-9]+ ' || true)
+	sub_skip=$(printf '%s\n' "$body" | grep -Ec '^ok [0-9]+ .*# SKIP' || true)
+	sub_fail=$(printf '%s\n' "$body" | grep -Ec '^not ok [0-9]+ ' || true)
+	if [ $((sub_ok + sub_fail)) -gt 0 ]; then
+		printf '%s\n' "$body" | grep -E '^(not )?ok [0-9]+ ' | sed "s/^/  $name: /"
+		pass=$((pass + sub_ok - sub_skip)); skip=$((skip + sub_skip)); fail=$((fail + sub_fail))
+		if [ "$rc" != 0 ] && [ "$rc" != 4 ] && [ "$sub_fail" = 0 ]; then
+			result fail "$name" "exit $rc"
+		fi
+		continue
+	fi
+	case "$rc" in
+	0) result ok "$name" ;;
+	4) result skip "$name" ;;
+	137) result fail "$name" "killed after its time limit" ;;
+	*) result fail "$name" "exit $rc" ;;
+	esac
+done <"$runlist"
+[ "$timed_out" = 1 ] && result fail "cluster" "node 0 timed out"
+
+# Splats: any of these in any node's kernel log fails the run.
+splat_re='WARNING:|BUG:|KASAN:|UBSAN:|Oops|general protection fault|kernel BUG|'
+splat_re+='unreferenced object|possible circular locking|possible recursive locking|'
+splat_re+='inconsistent lock state|DEBUG_LOCKS_WARN_ON|INFO: task .* blocked|'
+splat_re+='Call Trace:|Kernel panic|RDSVM-ERROR|sleeping function called from invalid context|'
+splat_re+='suspicious RCU usage|refcount_t:|list_(add|del) corruption'
+splats=0
+for ((i = 0; i < nodes; i++)); do
+	c=$logdir/console-$i.log
+	[ -f "$c" ] || continue
+	hits=$(grep -aE "$splat_re" "$c" "$logdir/out-$i.log" 2>/dev/null | head -n 5)
+	if [ -n "$hits" ]; then
+		splats=$((splats + 1))
+		log "node $i: kernel report:"
+		printf '%s\n' "$hits" | sed 's/^/    /' >&2
+	fi
+	grep -aq '@@RDSVM node[0-9]*: poweroff' "$logdir/out-$i.log" 2>/dev/null ||
+		{ [ "$i" = 0 ] || [ "$timed_out" = 1 ] || log "node $i did not shut down cleanly"; }
+done
+if [ "$expect_splat" = 1 ]; then
+	if [ "$splats" -gt 0 ]; then result ok "splat-detector"; else result fail "splat-detector" "no splat seen"; fi
+else
+	for ((i = 0; i < nodes; i++)); do
+		if grep -aqE "$splat_re" "$logdir/console-$i.log" "$logdir/out-$i.log" 2>/dev/null; then
+			result fail "no-splat-node$i" "see $b/vm-logs"
+		else
+			result ok "no-splat-node$i"
+		fi
+	done
+fi
+
+if [ "$fail" -gt 0 ] || [ "$keep" = 1 ]; then
+	dest=$b/vm-logs/$kernel-$peer_mods-$(date +%Y%m%d-%H%M%S)
+	mkdir -p "$dest"
+	cp -r "$logdir"/. "$dest/"
+	log "logs kept in $dest"
+fi
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]
