@@ -228,7 +228,7 @@ for ((i = 0; i < nodes; i++)); do
 	else
 		mods=$peer_mods; reboot=()
 	fi
-	cmdline="console=ttyS0 panic=5 oops=panic loglevel=7 quiet=0 nokaslr"
+	cmdline="console=ttyS0 panic=5 oops=panic loglevel=7 nokaslr"
 	cmdline+=" RDSVM_NODE=$i RDSVM_NODES=$nodes RDSVM_KERNEL=$kernel"
 	cmdline+=" RDSVM_MODS=$mods RDSVM_PEER_MODS=$peer_mods"
 	qemu-system-x86_64 -accel "$accel" -cpu max -smp 2 -m "$mem" \
