@@ -56,7 +56,8 @@
  *
  * Locking (outermost first):
  *   lock_sock(sk) > rm->m_rs_lock > rs->rs_lock > cp->cp_lock
- *   rs->rs_recv_lock is a leaf; rds_cong_lock is taken with none of the above.
+ *   rds_cong_monitor_lock > rs->rs_recv_lock > rds_cong_lock (cong.c)
+ *   rds_conn_lock (connection table) is a leaf.
  * All of these spinlocks are taken with irqsave so that a transport may call
  * in from process, softirq or hardirq-disabled context unless a function
  * says otherwise.
@@ -185,6 +186,7 @@ enum rds_conn_state {
 #define RDS_DESTROY_PENDING	4	/* connection is being destroyed */
 #define RDS_CONG_UPDATE_QUEUED	5	/* our congestion map must be sent */
 #define RDS_SHUTDOWN_QUEUED	6	/* shutdown work queued */
+#define RDS_XMIT_RETRY		7	/* rds_send_xmit() found IN_XMIT busy */
 
 /**
  * struct rds_conn_path - one path of a connection: state, queues, sequences
@@ -255,6 +257,7 @@ struct rds_conn_path {
 /**
  * struct rds_connection - everything between a local and a remote address
  * @c_hash_node: entry in the connection table (RCU)
+ * @c_destroy_item: entry in a list of connections being destroyed
  * @c_laddr: local address (IPv4 as ::ffff:a.b.c.d)
  * @c_faddr: remote address
  * @c_dev_if: interface of a link-local IPv6 pair, 0 otherwise
@@ -272,7 +275,8 @@ struct rds_conn_path {
  * @c_path: the paths
  */
 struct rds_connection {
-	struct rhash_head	c_hash_node;
+	struct hlist_node	c_hash_node;
+	struct list_head	c_destroy_item;
 	struct in6_addr		c_laddr;
 	struct in6_addr		c_faddr;
 	int			c_dev_if;
@@ -535,7 +539,12 @@ struct rds_message {
  *	path.  The transport takes its own reference (rds_message_addref())
  *	if it needs @rm after returning, and fills h_ack/h_credit/h_csum in
  *	its copy of the header.  Messages with RDS_FLAG_CONG_BITMAP are
- *	ordinary 8192-byte messages (their pages belong to the map).
+ *	ordinary 8192-byte messages (their pages belong to the map) with
+ *	sequence number 0: they are not put on cp_retrans, not acknowledged
+ *	and never retransmitted (a fresh one follows every reconnect), so a
+ *	transport should not let their h_sequence move its ACK state.  The
+ *	core has already set RDS_FLAG_ACK_REQUIRED and RDS_FLAG_RETRANSMITTED
+ *	in rm->m_inc.i_hdr.h_flags when they apply.
  * @xmit_path_prepare: optional, called before a batch of ->xmit() calls
  * @xmit_path_complete: optional, called after a batch of ->xmit() calls
  *	(ring the doorbell, post the chain, send a pending ACK)
@@ -649,6 +658,8 @@ struct rds_bind_key {
  * @rs_rx_traces: number of rx latency trace points requested
  * @rs_rx_trace: the trace points
  * @rs_notify_queue: RDMA notifications (later issue; always empty)
+ * @rs_seen_congestion: a send met a congested port; poll() also waits for
+ *	congestion map updates
  */
 struct rds_sock {
 	struct sock		rs_sk;
@@ -679,6 +690,7 @@ struct rds_sock {
 	u8			rs_rx_traces;
 	u8			rs_rx_trace[RDS_MSG_RX_DGRAM_TRACE_MAX];
 	struct list_head	rs_notify_queue;
+	bool			rs_seen_congestion;
 };
 
 #define rs_bound_addr		rs_bound.addr
@@ -897,7 +909,7 @@ int rds_send_xmit(struct rds_conn_path *cp);
  */
 void rds_send_path_reset(struct rds_conn_path *cp);
 
-/* Called by the transport when it has nothing left to send (optional). */
+/* The send worker (cp_send_w); transports queue cp_send_w, never call it. */
 void rds_send_worker(struct work_struct *work);
 
 /* ------------------------------------------------------------------------
@@ -1226,22 +1238,31 @@ int rds_message_copy_from_user(struct rds_message *rm, struct iov_iter *from,
 			       size_t len);
 int rds_message_inc_copy_to_user(struct rds_incoming *inc,
 				 struct iov_iter *to);
+void rds_message_exit(void);
+
+int rds_cmsg_rdma(struct rds_sock *rs, struct rds_message *rm,
+		  struct cmsghdr *cmsg);
+int rds_rdma_setsockopt(struct rds_sock *rs, int optname, sockptr_t optval,
+			unsigned int optlen);
+void rds_rdma_drop_keys(struct rds_sock *rs);
 
 int rds_cong_init(void);
 void rds_cong_exit(void);
 struct rds_cong_map *rds_cong_from_addr(struct net *net,
-					const struct in6_addr *addr);
+					const struct in6_addr *addr, gfp_t gfp);
+bool rds_cong_map_nonempty(struct rds_cong_map *map);
 void rds_cong_add_conn(struct rds_connection *conn);
 void rds_cong_remove_conn(struct rds_connection *conn);
 void rds_cong_add_socket(struct rds_sock *rs);
 void rds_cong_remove_socket(struct rds_sock *rs);
 int rds_cong_wait(struct rds_cong_map *map, __be16 port, int nonblock,
-		  struct rds_sock *rs);
+		  struct rds_sock *rs, long *timeo);
 void rds_cong_set_bit(struct rds_cong_map *map, __be16 port);
 void rds_cong_clear_bit(struct rds_cong_map *map, __be16 port);
 bool rds_cong_test_bit(struct rds_cong_map *map, __be16 port);
 void rds_cong_queue_updates(struct rds_cong_map *map);
 bool rds_cong_updated_since(unsigned long *recent);
+extern wait_queue_head_t rds_poll_waitq;
 
 extern struct rds_transport rds_loop_transport;
 int rds_loop_init(void);

@@ -10,6 +10,8 @@
  * ->laddr_check() accepts the local address, or the one named with
  * SO_RDS_TRANSPORT, and holds a reference on the transport's module until
  * it is released, so a transport module cannot go away under a socket.
+ * Unregistering destroys the transport's remaining connections (which no
+ * socket can reference any more) before the module's code goes away.
  * The list is short and read only at bind time: a rwsem is enough.
  */
 #include <linux/kernel.h>
@@ -52,6 +54,11 @@ void rds_trans_unregister(struct rds_transport *trans)
 	down_write(&rds_trans_sem);
 	list_del_init(&trans->t_item);
 	up_write(&rds_trans_sem);
+	/*
+	 * No socket uses the transport any more (each pins its module), and
+	 * no new connection can pick it; tear down what is left.
+	 */
+	rds_conn_destroy_trans(trans);
 	pr_info("RDS: %s transport unregistered\n", trans->t_name);
 }
 EXPORT_SYMBOL_GPL(rds_trans_unregister);

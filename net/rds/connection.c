@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * connection.c - the connection table and the path state machine.
+ *
+ * Theory of operation
+ * ===================
+ *
+ * Connections live in a hash table keyed by (netns, local address, remote
+ * address, interface, TOS, transport).  Lookups are RCU and lock-free; the
+ * table lock is taken only to insert or remove, i.e. when a connection is
+ * made or destroyed, never per message.  A socket caches the connection it
+ * last sent on, so the common sendmsg() does not even hash.
+ *
+ * A destination that is an address of this host (RTN_LOCAL for IPv4,
+ * ipv6_chk_addr() for IPv6) always gets a loop-transport connection, so a
+ * local peer never needs an RDMA loopback QP.
+ *
+ * The state machine is in rds.h.  The workers (threads.c, send.c) run on
+ * rds_wq; one path's connect, send, receive and shutdown workers are
+ * separate work items, so paths never wait for each other.  Shutdown runs
+ * with cp_cm_lock held, waits until no sender is inside rds_send_xmit(),
+ * asks the transport to quiesce, puts unacknowledged messages back on the
+ * send queue and, when something is queued, reconnects with a randomised
+ * exponential backoff bounded by net.rds.reconnect_max_delay_ms.  A path
+ * with nothing to send stays down until the next sendmsg() (or until the
+ * peer connects): no reconnect storms between idle peers.
+ *
+ * Lifetime: a connection is destroyed only when its transport unregisters,
+ * when its netns exits, or when rds.ko unloads.  Sockets pin the module of
+ * their transport, and the loop transport lives in rds.ko, so a socket never
+ * sees its cached connection go away.  Destruction cancels the workers,
+ * shuts the paths down, drops every queued message (telling its socket),
+ * frees the transport's state and frees the connection after a grace
+ * period.
+ */
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/jhash.h>
+#include <linux/random.h>
+#include <linux/in.h>
+#include <linux/inetdevice.h>
+#include <net/addrconf.h>
+#include <net/ipv6.h>
+#include <net/route.h>
+
+#include "rds.h"
+
+#define RDS_CONN_HASH_BITS	10
+#define RDS_CONN_HASH_SIZE	(1 << RDS_CONN_HASH_BITS)
+
+static struct hlist_head rds_conn_hash[RDS_CONN_HASH_SIZE];
+static DEFINE_SPINLOCK(rds_conn_lock);
+static u32 rds_conn_hash_seed __read_mostly;
+
+static struct hlist_head *rds_conn_bucket(const struct net *net,
+					  const struct in6_addr *laddr,
+					  const struct in6_addr *faddr)
+{
+	u32 h;
+
+	h = jhash2((const u32 *)laddr, 4, rds_conn_hash_seed);
+	h = jhash2((const u32 *)faddr, 4, h ^ (u32)(unsigned long)net);
+	return &rds_conn_hash[h & (RDS_CONN_HASH_SIZE - 1)];
+}
+
+static struct rds_connection *
+rds_conn_lookup(struct hlist_head *head, struct net *net,
+		const struct in6_addr *laddr, const struct in6_addr *faddr,
+		struct rds_transport *trans, u8 tos, int dev_if)
+{
+	struct rds_connection *conn;
+
+	hlist_for_each_entry_rcu(conn, head, c_hash_node) {
+		if (ipv6_addr_equal(&conn->c_faddr, faddr) &&
+		    ipv6_addr_equal(&conn->c_laddr, laddr) &&
+		    conn->c_trans == trans && conn->c_tos == tos &&
+		    conn->c_dev_if == dev_if && net_eq(rds_conn_net(conn), net))
+			return conn;
+	}
+	return NULL;
+}
+
+/* Is @addr an address of this host (in @net)? */
+static bool rds_addr_is_local(struct net *net, const struct in6_addr *addr,
+			      int dev_if)
+{
+	if (ipv6_addr_v4mapped(addr))
+		return inet_addr_type(net, addr->s6_addr32[3]) == RTN_LOCAL;
+#if IS_ENABLED(CONFIG_IPV6)
+	if (ipv6_mod_enabled()) {
+		struct net_device *dev = NULL;
+		bool local;
+
+		rcu_read_lock();
+		if (dev_if)
+			dev = dev_get_by_index_rcu(net, dev_if);
+		local = ipv6_chk_addr(net, addr, dev, 0);
+		rcu_read_unlock();
+		return local;
+	}
+#endif
+	return false;
+}
+
+static void rds_conn_path_init(struct rds_connection *conn,
+			       struct rds_conn_path *cp, unsigned int index)
+{
+	cp->cp_conn = conn;
+	cp->cp_index = index;
+	atomic_set(&cp->cp_state, RDS_CONN_DOWN);
+	spin_lock_init(&cp->cp_lock);
+	INIT_LIST_HEAD(&cp->cp_send_queue);
+	INIT_LIST_HEAD(&cp->cp_retrans);
+	cp->cp_next_tx_seq = 1;
+	cp->cp_next_rx_seq = 0;
+	cp->cp_unacked_packets = READ_ONCE(rds_sysctl_max_unacked_packets);
+	cp->cp_unacked_bytes = READ_ONCE(rds_sysctl_max_unacked_bytes);
+	INIT_DELAYED_WORK(&cp->cp_send_w, rds_send_worker);
+	INIT_DELAYED_WORK(&cp->cp_recv_w, rds_recv_worker);
+	INIT_DELAYED_WORK(&cp->cp_conn_w, rds_connect_worker);
+	INIT_WORK(&cp->cp_down_w, rds_shutdown_worker);
+	mutex_init(&cp->cp_cm_lock);
+	init_waitqueue_head(&cp->cp_waitq);
+}
+
+static struct rds_connection *
+__rds_conn_create(struct net *net, const struct in6_addr *laddr,
+		  const struct in6_addr *faddr, struct rds_transport *trans,
+		  u8 tos, int dev_if, gfp_t gfp, bool outgoing)
+{
+	struct rds_connection *conn, *found;
+	struct hlist_head *head;
+	bool loop = false;
+	unsigned long flags;
+	unsigned int i;
+	int ret;
+
+	if (outgoing && rds_addr_is_local(net, faddr, dev_if)) {
+		trans = &rds_loop_transport;
+		loop = true;
+	} else if (trans == &rds_loop_transport) {
+		loop = true;
+	}
+	if (!trans)
+		return ERR_PTR(-EADDRNOTAVAIL);
+
+	head = rds_conn_bucket(net, laddr, faddr);
+	rcu_read_lock();
+	found = rds_conn_lookup(head, net, laddr, faddr, trans, tos, dev_if);
+	rcu_read_unlock();
+	if (found)
+		return found;
+
+	conn = kzalloc(sizeof(*conn), gfp);
+	if (!conn)
+		return ERR_PTR(-ENOMEM);
+	conn->c_laddr = *laddr;
+	conn->c_faddr = *faddr;
+	conn->c_dev_if = dev_if;
+	conn->c_tos = tos;
+	conn->c_isv6 = !ipv6_addr_v4mapped(laddr);
+	conn->c_loopback = loop;
+	conn->c_trans = trans;
+	write_pnet(&conn->c_net, net);
+	conn->c_version = RDS_PROTOCOL_VERSION;
+	conn->c_npaths = 1;
+	INIT_LIST_HEAD(&conn->c_cong_item);
+	for (i = 0; i < RDS_MAX_PATHS; i++)
+		rds_conn_path_init(conn, &conn->c_path[i], i);
+
+	conn->c_lcong = rds_cong_from_addr(net, laddr, gfp);
+	conn->c_fcong = rds_cong_from_addr(net, faddr, gfp);
+	if (!conn->c_lcong || !conn->c_fcong) {
+		kfree(conn);
+		return ERR_PTR(-ENOMEM);
+	}
+
+	if (trans->conn_alloc) {
+		ret = trans->conn_alloc(conn, gfp);
+		if (ret) {
+			kfree(conn);
+			return ERR_PTR(ret);
+		}
+	}
+
+	spin_lock_irqsave(&rds_conn_lock, flags);
+	found = rds_conn_lookup(head, net, laddr, faddr, trans, tos, dev_if);
+	if (!found)
+		hlist_add_head_rcu(&conn->c_hash_node, head);
+	spin_unlock_irqrestore(&rds_conn_lock, flags);
+
+	if (found) {
+		if (trans->conn_free)
+			for (i = 0; i < RDS_MAX_PATHS; i++)
+				trans->conn_free(conn->c_path[i].cp_transport_data);
+		kfree(conn);
+		return found;
+	}
+	if (!loop)
+		rds_cong_add_conn(conn);
+	return conn;
+}
+
+struct rds_connection *rds_conn_create(struct net *net,
+				       const struct in6_addr *laddr,
+				       const struct in6_addr *faddr,
+				       struct rds_transport *trans, u8 tos,
+				       int dev_if, gfp_t gfp)
+{
+	return __rds_conn_create(net, laddr, faddr, trans, tos, dev_if, gfp,
+				 false);
+}
+EXPORT_SYMBOL_GPL(rds_conn_create);
+
+struct rds_connection *rds_conn_create_outgoing(struct net *net,
+						const struct in6_addr *laddr,
+						const struct in6_addr *faddr,
+						struct rds_transport *trans,
+						u8 tos, int dev_if, gfp_t gfp)
+{
+	return __rds_conn_create(net, laddr, faddr, trans, tos, dev_if, gfp,
+				 true);
+}
+EXPORT_SYMBOL_GPL(rds_conn_create_outgoing);
+
+void rds_connect_path_complete(struct rds_conn_path *cp, int curr)
+{
+	struct rds_connection *conn = cp->cp_conn;
+
+	if (!rds_conn_path_transition(cp, curr, RDS_CONN_UP)) {
+		rds_conn_path_drop(cp, false);
+		return;
+	}
+	WRITE_ONCE(cp->cp_reconnect_jiffies, 0);
+	clear_bit(RDS_LL_SEND_FULL, &cp->cp_flags);
+	/* Tell a new peer which of our ports are congested. */
+	if (!conn->c_loopback && rds_cong_map_nonempty(conn->c_lcong))
+		set_bit(RDS_CONG_UPDATE_QUEUED, &cp->cp_flags);
+	if (!rds_conn_path_destroy_pending(cp)) {
+		mod_delayed_work(rds_wq, &cp->cp_send_w, 0);
+		mod_delayed_work(rds_wq, &cp->cp_recv_w, 0);
+	}
+}
+EXPORT_SYMBOL_GPL(rds_connect_path_complete);
+
+void rds_connect_complete(struct rds_connection *conn)
+{
+	rds_connect_path_complete(rds_conn_path0(conn), RDS_CONN_CONNECTING);
+}
+EXPORT_SYMBOL_GPL(rds_connect_complete);
+
+void rds_conn_path_drop(struct rds_conn_path *cp, bool destroy)
+{
+	int state;
+
+	if (destroy)
+		set_bit(RDS_DESTROY_PENDING, &cp->cp_flags);
+	for (;;) {
+		state = rds_conn_path_state(cp);
+		/* Already shutting down, or nothing to shut down. */
+		if (state == RDS_CONN_DISCONNECTING ||
+		    state == RDS_CONN_ERROR)
+			return;
+		if (state == RDS_CONN_DOWN && !destroy)
+			return;
+		if (rds_conn_path_transition(cp, state, RDS_CONN_ERROR))
+			break;
+	}
+	rds_stats_inc(s_conn_reset);
+	queue_work(rds_wq, &cp->cp_down_w);
+}
+EXPORT_SYMBOL_GPL(rds_conn_path_drop);
+
+void rds_conn_drop(struct rds_connection *conn)
+{
+	rds_conn_path_drop(rds_conn_path0(conn), false);
+}
+EXPORT_SYMBOL_GPL(rds_conn_drop);
+
+void rds_conn_path_error(struct rds_conn_path *cp, const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	pr_warn_ratelimited("RDS: %pI6c -> %pI6c tos %u: %pV",
+			    &cp->cp_conn->c_laddr, &cp->cp_conn->c_faddr,
+			    cp->cp_conn->c_tos, &vaf);
+	va_end(args);
+	rds_conn_path_drop(cp, false);
+}
+EXPORT_SYMBOL_GPL(rds_conn_path_error);
+
+void rds_conn_path_connect_if_down(struct rds_conn_path *cp)
+{
+	if (rds_conn_path_state(cp) != RDS_CONN_DOWN ||
+	    rds_conn_path_destroy_pending(cp))
+		return;
+	if (!test_and_set_bit(RDS_RECONNECT_PENDING, &cp->cp_flags))
+		queue_delayed_work(rds_wq, &cp->cp_conn_w, 0);
+}
+EXPORT_SYMBOL_GPL(rds_conn_path_connect_if_down);
+
+void rds_queue_reconnect(struct rds_conn_path *cp)
+{
+	unsigned long cur, max, delay = 0;
+
+	if (rds_conn_path_destroy_pending(cp))
+		return;
+	if (test_and_set_bit(RDS_RECONNECT_PENDING, &cp->cp_flags))
+		return;
+
+	max = max(READ_ONCE(rds_sysctl_reconnect_max_jiffies), 1UL);
+	cur = READ_ONCE(cp->cp_reconnect_jiffies);
+	if (!cur) {
+		/* First attempt after a good connection: right away. */
+		cur = max(READ_ONCE(rds_sysctl_reconnect_min_jiffies), 1UL);
+	} else {
+		delay = get_random_u32_below(min(cur, (unsigned long)U32_MAX));
+		cur = min(cur * 2, max);
+	}
+	WRITE_ONCE(cp->cp_reconnect_jiffies, min(cur, max));
+	queue_delayed_work(rds_wq, &cp->cp_conn_w, delay);
+}
+EXPORT_SYMBOL_GPL(rds_queue_reconnect);
+
+void rds_connect_worker(struct work_struct *work)
+{
+	struct rds_conn_path *cp = container_of(to_delayed_work(work),
+						struct rds_conn_path,
+						cp_conn_w);
+	struct rds_transport *trans = cp->cp_conn->c_trans;
+	int ret;
+
+	clear_bit(RDS_RECONNECT_PENDING, &cp->cp_flags);
+	if (rds_conn_path_destroy_pending(cp))
+		return;
+	mutex_lock(&cp->cp_cm_lock);
+	if (!rds_conn_path_transition(cp, RDS_CONN_DOWN, RDS_CONN_CONNECTING)) {
+		mutex_unlock(&cp->cp_cm_lock);
+		return;
+	}
+	ret = trans->conn_path_connect(cp);
+	mutex_unlock(&cp->cp_cm_lock);
+	if (ret) {
+		/* Count the failure in the backoff and try again later. */
+		if (!READ_ONCE(cp->cp_reconnect_jiffies))
+			WRITE_ONCE(cp->cp_reconnect_jiffies,
+				   max(READ_ONCE(rds_sysctl_reconnect_min_jiffies), 1UL));
+		rds_conn_path_drop(cp, false);
+	}
+}
+
+static bool rds_conn_path_has_work(struct rds_conn_path *cp)
+{
+	unsigned long flags;
+	bool ret;
+
+	spin_lock_irqsave(&cp->cp_lock, flags);
+	ret = !list_empty(&cp->cp_send_queue) || !list_empty(&cp->cp_retrans);
+	spin_unlock_irqrestore(&cp->cp_lock, flags);
+	return ret;
+}
+
+/* Shut a path down; called by the shutdown worker. */
+static void rds_conn_path_shutdown(struct rds_conn_path *cp)
+{
+	struct rds_connection *conn = cp->cp_conn;
+	struct rds_message *rm;
+
+	mutex_lock(&cp->cp_cm_lock);
+	if (!rds_conn_path_transition(cp, RDS_CONN_ERROR,
+				      RDS_CONN_DISCONNECTING)) {
+		mutex_unlock(&cp->cp_cm_lock);
+		return;
+	}
+	/* Senders see DISCONNECTING and stop; wait for the one inside. */
+	wait_event(cp->cp_waitq, !test_bit(RDS_IN_XMIT, &cp->cp_flags));
+
+	conn->c_trans->conn_path_shutdown(cp);
+
+	rm = cp->cp_xmit_rm;
+	cp->cp_xmit_rm = NULL;
+	if (rm)
+		rds_message_put(rm);
+	rds_send_path_reset(cp);
+	clear_bit(RDS_LL_SEND_FULL, &cp->cp_flags);
+
+	/*
+	 * A drop that raced with us found DISCONNECTING and did nothing:
+	 * the transport was torn down anyway, so DOWN is right.
+	 */
+	atomic_set(&cp->cp_state, RDS_CONN_DOWN);
+	mutex_unlock(&cp->cp_cm_lock);
+	wake_up_all(&cp->cp_waitq);
+
+	if (!rds_conn_path_destroy_pending(cp) && rds_conn_path_has_work(cp))
+		rds_queue_reconnect(cp);
+}
+
+void rds_shutdown_worker(struct work_struct *work)
+{
+	struct rds_conn_path *cp = container_of(work, struct rds_conn_path,
+						cp_down_w);
+
+	rds_conn_path_shutdown(cp);
+}
+
+static void rds_conn_destroy_one(struct rds_connection *conn)
+{
+	struct rds_transport *trans = conn->c_trans;
+	unsigned int i;
+
+	for (i = 0; i < RDS_MAX_PATHS; i++) {
+		struct rds_conn_path *cp = &conn->c_path[i];
+
+		set_bit(RDS_DESTROY_PENDING, &cp->cp_flags);
+		cancel_delayed_work_sync(&cp->cp_conn_w);
+		rds_conn_path_drop(cp, true);
+		flush_work(&cp->cp_down_w);
+		cancel_delayed_work_sync(&cp->cp_send_w);
+		cancel_delayed_work_sync(&cp->cp_recv_w);
+		cancel_delayed_work_sync(&cp->cp_conn_w);
+		/* A shutdown queued by a late completion handler. */
+		flush_work(&cp->cp_down_w);
+		rds_send_path_purge(cp);
+		if (trans->conn_free)
+			trans->conn_free(cp->cp_transport_data);
+		cp->cp_transport_data = NULL;
+	}
+	if (!conn->c_loopback)
+		rds_cong_remove_conn(conn);
+	kfree_rcu(conn, c_rcu);
+}
+
+/*
+ * Unhash every connection matching @match and destroy them.  The caller
+ * guarantees no new matching connection can be created meanwhile (the
+ * transport is off the list, the netns is dying, the module is leaving).
+ */
+static void rds_conn_bury(bool (*match)(struct rds_connection *, const void *),
+			  const void *arg)
+{
+	struct rds_connection *conn, *next;
+	struct hlist_node *tmp;
+	unsigned long flags;
+	LIST_HEAD(dead);
+	unsigned int i;
+
+	spin_lock_irqsave(&rds_conn_lock, flags);
+	for (i = 0; i < RDS_CONN_HASH_SIZE; i++) {
+		hlist_for_each_entry_safe(conn, tmp, &rds_conn_hash[i],
+					  c_hash_node) {
+			if (!match(conn, arg))
+				continue;
+			hlist_del_init_rcu(&conn->c_hash_node);
+			list_add_tail(&conn->c_destroy_item, &dead);
+		}
+	}
+	spin_unlock_irqrestore(&rds_conn_lock, flags);
+	if (list_empty(&dead))
+		return;
+	synchronize_rcu();
+	list_for_each_entry_safe(conn, next, &dead, c_destroy_item) {
+		list_del(&conn->c_destroy_item);
+		rds_conn_destroy_one(conn);
+	}
+}
+
+static bool rds_conn_match_trans(struct rds_connection *conn, const void *arg)
+{
+	return conn->c_trans == arg;
+}
+
+static bool rds_conn_match_net(struct rds_connection *conn, const void *arg)
+{
+	return net_eq(rds_conn_net(conn), arg);
+}
+
+static bool rds_conn_match_all(struct rds_connection *conn, const void *arg)
+{
+	return true;
+}
+
+/**
+ * rds_conn_destroy_trans - destroy every connection of a transport
+ * @trans: the transport, already off the transport list
+ *
+ * Process context, sleeps.
+ */
+void rds_conn_destroy_trans(struct rds_transport *trans)
+{
+	rds_conn_bury(rds_conn_match_trans, trans);
+}
+
+static void __net_exit rds_conn_net_exit(struct net *net)
+{
+	rds_conn_bury(rds_conn_match_net, net);
+}
+
+static struct pernet_operations rds_conn_net_ops = {
+	.exit = rds_conn_net_exit,
+};
+
+int rds_conn_init(void)
+{
+	unsigned int i;
+
+	rds_conn_hash_seed = get_random_u32();
+	for (i = 0; i < RDS_CONN_HASH_SIZE; i++)
+		INIT_HLIST_HEAD(&rds_conn_hash[i]);
+	return register_pernet_subsys(&rds_conn_net_ops);
+}
+
+void rds_conn_exit(void)
+{
+	unregister_pernet_subsys(&rds_conn_net_ops);
+	rds_conn_bury(rds_conn_match_all, NULL);
+	rcu_barrier();	/* kfree_rcu() of the last connections */
+}
