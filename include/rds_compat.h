@@ -19,4 +19,16 @@
 #define rds_ctl_table struct ctl_table
 #endif
 
+/*
+ * Sysctl tables: 6.11 dropped the empty sentinel entry (register_net_sysctl
+ * takes ARRAY_SIZE); older kernels need it.
+ */
+#ifndef RDS_SYSCTL_TABLE_END
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define RDS_SYSCTL_TABLE_END
+#else
+#define RDS_SYSCTL_TABLE_END {}
+#endif
+#endif
+
 #endif /* _RDS_COMPAT_H */
