@@ -15,6 +15,17 @@
  * A socket may bind an address only when rdma_cm can bind a cm_id to it and
  * the device it resolves to is one we manage.  RDS over RDMA lives in the
  * initial network namespace only (rdma_cm ids are made there).
+ *
+ * Device removal: every endpoint (ib_cm.c) that uses a device is on the
+ * device record's list.  ->remove() marks the record dead so no new
+ * endpoint attaches, drops the paths of the endpoints on it and waits until
+ * their shutdown destroyed them all; only then are the PD and the record
+ * released, before the device goes away.  Since rdma_cm's own client was
+ * registered before ours, our ->remove() runs first.
+ *
+ * Module unload: stop the listeners (no new passive connections), then
+ * rds_trans_unregister() shuts down and frees every connection of the
+ * transport, then the device client goes.
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -28,6 +39,7 @@
 #include "ib.h"
 
 static struct ib_client rds_ib_client;
+struct workqueue_struct *rds_ib_wq;
 static LIST_HEAD(rds_ib_devices);
 static DECLARE_RWSEM(rds_ib_devices_sem);
 
@@ -85,6 +97,19 @@ static int rds_ib_add_one(struct ib_device *dev)
 	rid->rid_atomic_cap = rid->rid_iwarp ? IB_ATOMIC_NONE : attr->atomic_cap;
 	rid->rid_masked_atomic_cap = rid->rid_iwarp ? IB_ATOMIC_NONE :
 				     attr->masked_atomic_cap;
+	rid->rid_max_wrs = attr->max_qp_wr;
+	rid->rid_max_cqe = attr->max_cqe;
+	rid->rid_max_sge = attr->max_send_sge;
+	rid->rid_max_rd_atom = attr->max_qp_rd_atom;
+	rid->rid_max_init_rd_atom = attr->max_qp_init_rd_atom;
+	spin_lock_init(&rid->rid_lock);
+	INIT_LIST_HEAD(&rid->rid_eps);
+	init_waitqueue_head(&rid->rid_wait);
+	if (rid->rid_max_wrs < 4 || rid->rid_max_cqe < 4 ||
+	    rid->rid_max_sge < 2) {
+		kfree(rid);
+		return -EOPNOTSUPP;
+	}
 
 	rid->rid_pd = ib_alloc_pd(dev, 0);
 	if (IS_ERR(rid->rid_pd)) {
@@ -115,6 +140,13 @@ static void rds_ib_remove_one(struct ib_device *dev, void *client_data)
 	down_write(&rds_ib_devices_sem);
 	list_del_init(&rid->rid_item);
 	up_write(&rds_ib_devices_sem);
+
+	spin_lock(&rid->rid_lock);
+	rid->rid_dead = true;
+	spin_unlock(&rid->rid_lock);
+	rds_ib_device_drop_eps(rid);
+	/* Endpoints held the only other references; the PD goes now. */
+	WARN_ON(kref_read(&rid->rid_ref) != 1);
 	rds_ib_device_put(rid);
 }
 
@@ -206,35 +238,104 @@ out:
 	return ret;
 }
 
-static struct rds_transport rds_ib_transport = {
-	.t_name		= "infiniband",
-	.t_type		= RDS_TRANS_IB,
-	.t_owner	= THIS_MODULE,
-	.laddr_check	= rds_ib_laddr_check,
+/*
+ * conn_alloc: the transport half of the (single) path.  May be called in
+ * atomic context (@gfp); starts no I/O.
+ */
+static int rds_ib_conn_alloc(struct rds_connection *conn, gfp_t gfp)
+{
+	struct rds_conn_path *cp = rds_conn_path0(conn);
+	struct rds_ib_connection *ic;
+
+	ic = kzalloc(sizeof(*ic), gfp);
+	if (!ic)
+		return -ENOMEM;
+	ic->ic_conn = conn;
+	ic->ic_cp = cp;
+	mutex_init(&ic->ic_mutex);
+	atomic_set(&ic->ic_nr_eps, 0);
+	init_waitqueue_head(&ic->ic_wait);
+	cp->cp_transport_data = ic;
+	return 0;
+}
+
+/* conn_free: the path is DOWN and quiet (shutdown waited for endpoints). */
+static void rds_ib_conn_free(void *data)
+{
+	struct rds_ib_connection *ic = data;
+
+	if (!ic)
+		return;
+	WARN_ON(ic->ic_ep || atomic_read(&ic->ic_nr_eps));
+	mutex_destroy(&ic->ic_mutex);
+	kfree(ic);
+}
+
+struct rds_transport rds_ib_transport = {
+	.t_name			= "infiniband",
+	.t_type			= RDS_TRANS_IB,
+	.t_owner		= THIS_MODULE,
+	.laddr_check		= rds_ib_laddr_check,
+	.conn_alloc		= rds_ib_conn_alloc,
+	.conn_free		= rds_ib_conn_free,
+	.conn_path_connect	= rds_ib_conn_path_connect,
+	.conn_path_shutdown	= rds_ib_conn_path_shutdown,
+	.xmit			= rds_ib_xmit,
+	.xmit_path_complete	= rds_ib_xmit_path_complete,
+	.recv_path		= rds_ib_recv_path,
+	.inc_copy_to_user	= rds_ib_inc_copy_to_user,
+	.inc_free		= rds_ib_inc_free,
 };
 
 static int __init rds_ib_init(void)
 {
 	int ret;
 
-	ret = ib_register_client(&rds_ib_client);
+	ret = percpu_counter_init(&rds_ib_rx_allocated, 0, GFP_KERNEL);
 	if (ret)
 		return ret;
+	rds_ib_wq = alloc_workqueue("rds_ib", WQ_MEM_RECLAIM, 0);
+	if (!rds_ib_wq) {
+		ret = -ENOMEM;
+		goto out_counter;
+	}
+	ret = rds_ib_sysctl_init();
+	if (ret)
+		goto out_wq;
+	ret = ib_register_client(&rds_ib_client);
+	if (ret)
+		goto out_sysctl;
 	ret = rds_trans_register(&rds_ib_transport);
 	if (ret)
 		goto out_client;
+	ret = rds_ib_listen_init();
+	if (ret)
+		goto out_trans;
 	return 0;
 
+out_trans:
+	rds_trans_unregister(&rds_ib_transport);
 out_client:
 	ib_unregister_client(&rds_ib_client);
+out_sysctl:
+	rds_ib_sysctl_exit();
+out_wq:
+	destroy_workqueue(rds_ib_wq);
+out_counter:
+	percpu_counter_destroy(&rds_ib_rx_allocated);
 	return ret;
 }
 module_init(rds_ib_init);
 
 static void __exit rds_ib_exit(void)
 {
+	rds_ib_listen_stop();
 	rds_trans_unregister(&rds_ib_transport);
 	ib_unregister_client(&rds_ib_client);
+	destroy_workqueue(rds_ib_wq);
+	rds_ib_sysctl_exit();
+	WARN_ON(percpu_counter_sum(&rds_ib_rx_allocated));
+	percpu_counter_destroy(&rds_ib_rx_allocated);
 }
 module_exit(rds_ib_exit);
 

@@ -1,15 +1,198 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * ib.h - internal interfaces of rds_rdma.ko.
+ *
+ * Objects
+ * =======
+ *
+ * struct rds_ib_device      one per RDMA device (ib.c): capabilities, PD,
+ *                           the list of endpoints that use it.
+ * struct rds_ib_connection  the transport half of one RDS connection path
+ *                           (cp_transport_data); lives as long as the
+ *                           connection and survives reconnects.
+ * struct rds_ib_ep          one rdma_cm attempt: cm_id, QP, CQs, send and
+ *                           receive rings.  An endpoint is made for every
+ *                           connect attempt (active) or accepted request
+ *                           (passive) and destroyed as a whole; nothing in
+ *                           it is reused across reconnects.  That makes the
+ *                           single recovery policy simple: on any error the
+ *                           path is dropped, the endpoint drained (RQ, then
+ *                           SQ) and destroyed, and the next connect builds a
+ *                           fresh one.
+ * struct rds_ib_incoming    a received message: the header and the pages
+ *                           of its fragments, handed to rds.ko.
+ *
+ * File map: ib.c (device client, module), ib_cm.c (rdma_cm, negotiation,
+ * endpoint set-up and teardown), ib_send.c (send ring, fragments, ACKs,
+ * credits), ib_recv.c (receive ring, reassembly), ib_sysctl.c, ib_stats.c.
  */
 #ifndef _RDS_IB_H
 #define _RDS_IB_H
 
 #include <linux/kref.h>
+#include <linux/percpu.h>
+#include <linux/percpu_counter.h>
+#include <linux/wait.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
 #include "rds.h"
+
+/* Wire and protocol constants shared with the in-tree rds_rdma. */
+#define RDS_IB_PORT			18634	/* IPv4 listener */
+#define RDS_IB_CM_PORT6			16385	/* IPv6 listener */
+#define RDS_IB_BACKLOG			128
+#define RDS_IB_RESOLVE_TIMEOUT_MS	5000
+#define RDS_IB_RECV_SGE			2	/* header + one fragment */
+#define RDS_IB_MAX_SGE			8	/* header + up to 7 data pieces */
+
+/* RDS_PROTOCOL_* versions are in rds.h. */
+/* What we propose as the active side: what the in-tree module proposes. */
+#define RDS_IB_PROPOSED_VERSION		RDS_PROTOCOL_3_1
+#define RDS_IB_MINOR_MASK		0x0003	/* 4.0 and 4.1 */
+
+/* Reject reasons, a host-endian int in the REJ private data. */
+#define RDS_IB_REJ_INCOMPAT		1	/* also "busy" for in-tree */
+/*
+ * Only ever sent to a peer that advertised RDS_IB_CAP_EXT: "we are the
+ * side that wins a simultaneous connect; wait for our request".  The
+ * in-tree module ignores rejects with a value above 1, so it must never see
+ * this one.
+ */
+#define RDS_IB_REJ_RACED		0x52445301
+
+/*
+ * Extension capabilities, carried in the reserved1 byte of the private data
+ * (offset 5 of the common part).  The in-tree module zeroes that byte when
+ * it sends and never reads it when it receives (checked in Debian 6.1
+ * ib_cm.c: only major, minor, mask, tos, ack_seq and credit are read), so
+ * an in-tree peer neither sets nor notices these bits.  reserved2 is not
+ * used: UEK gives it a meaning (fragment size).
+ *
+ * RDS_IB_CAP_EXT  the peer runs this module (enables the deterministic
+ *                 simultaneous-connect rule and future negotiation).
+ * Bits 1..7 are left for the memory registration issue (remote
+ * invalidation, atomics); a capability is in use only if both sides set it.
+ */
+#define RDS_IB_CAP_EXT			0x01
+#define RDS_IB_CAP_MASK_OURS		(RDS_IB_CAP_EXT)
+
+/**
+ * struct rds_ib_conn_priv_cmn - common part of the CM private data (wire)
+ * @ricpc_protocol_major: proposed (REQ) or chosen (REP) major version
+ * @ricpc_protocol_minor: minor version
+ * @ricpc_protocol_minor_mask: minor versions of major 4 understood (be16)
+ * @ricpc_dp_toss: TOS of the connection
+ * @ricpc_caps: RDS_IB_CAP_* (reserved1 in-tree, ignored there)
+ * @ricpc_reserved2: zero
+ * @ricpc_ack_seq: last sequence number received in order (may be unaligned)
+ * @ricpc_credit: receive credits; non-zero offers flow control
+ */
+struct rds_ib_conn_priv_cmn {
+	u8	ricpc_protocol_major;
+	u8	ricpc_protocol_minor;
+	__be16	ricpc_protocol_minor_mask;
+	u8	ricpc_dp_toss;
+	u8	ricpc_caps;
+	__be16	ricpc_reserved2;
+	__be64	ricpc_ack_seq;
+	__be32	ricpc_credit;
+};
+
+/* IPv4 private data: 32 bytes on the wire. */
+struct rds_ib_connect_private {
+	__be32				dp_saddr;
+	__be32				dp_daddr;
+	struct rds_ib_conn_priv_cmn	dp_cmn;
+};
+
+/* IPv6 private data: 56 bytes, all an IB CM REQ can carry. */
+struct rds6_ib_connect_private {
+	struct in6_addr			dp_saddr;
+	struct in6_addr			dp_daddr;
+	struct rds_ib_conn_priv_cmn	dp_cmn;
+};
+
+static_assert(sizeof(struct rds_ib_connect_private) == 32);
+static_assert(sizeof(struct rds6_ib_connect_private) == 56);
+
+union rds_ib_conn_priv {
+	struct rds_ib_connect_private	ricp_v4;
+	struct rds6_ib_connect_private	ricp_v6;
+};
+
+/* Defaults of the net.rds.ib sysctls (the in-tree values). */
+#define RDS_IB_DEFAULT_SEND_WR		256
+#define RDS_IB_DEFAULT_RECV_WR		1024
+#define RDS_IB_DEFAULT_UNSIG_WR		16
+#define RDS_IB_MAX_RING			(1U << 20)	/* sysctl bound */
+/* Rings are clamped further so credits fit their 16-bit fields. */
+#define RDS_IB_MAX_RING_USED		0xfff0
+#define RDS_IB_DEFAULT_RETRY_COUNT	1
+
+extern unsigned long rds_ib_sysctl_max_send_wr;
+extern unsigned long rds_ib_sysctl_max_recv_wr;
+extern unsigned long rds_ib_sysctl_max_unsig_wrs;
+extern unsigned long rds_ib_sysctl_max_recv_allocation;
+extern int rds_ib_sysctl_flow_control;
+
+/* Posted receive credits worth an ACK of their own (in-tree: 16). */
+#define RDS_IB_CREDIT_ACK_THRESH	16
+/* Receive buffers reposted in one ib_post_recv() chain. */
+#define RDS_IB_RECV_BATCH		16
+
+/**
+ * struct rds_ib_statistics - per-CPU counters, in-tree names and order
+ */
+struct rds_ib_statistics {
+	u64	s_ib_connect_raced;
+	u64	s_ib_listen_closed_stale;
+	u64	s_ib_evt_handler_call;
+	u64	s_ib_tasklet_call;
+	u64	s_ib_tx_cq_event;
+	u64	s_ib_tx_ring_full;
+	u64	s_ib_tx_throttle;
+	u64	s_ib_tx_sg_mapping_failure;
+	u64	s_ib_tx_stalled;
+	u64	s_ib_tx_credit_updates;
+	u64	s_ib_rx_cq_event;
+	u64	s_ib_rx_ring_empty;
+	u64	s_ib_rx_refill_from_cq;
+	u64	s_ib_rx_refill_from_thread;
+	u64	s_ib_rx_alloc_limit;
+	u64	s_ib_rx_total_frags;
+	u64	s_ib_rx_total_incs;
+	u64	s_ib_rx_credit_updates;
+	u64	s_ib_ack_sent;
+	u64	s_ib_ack_send_failure;
+	u64	s_ib_ack_send_delayed;
+	u64	s_ib_ack_send_piggybacked;
+	u64	s_ib_ack_received;
+	u64	s_ib_rdma_mr_8k_alloc;
+	u64	s_ib_rdma_mr_8k_free;
+	u64	s_ib_rdma_mr_8k_used;
+	u64	s_ib_rdma_mr_8k_pool_flush;
+	u64	s_ib_rdma_mr_8k_pool_wait;
+	u64	s_ib_rdma_mr_8k_pool_depleted;
+	u64	s_ib_rdma_mr_1m_alloc;
+	u64	s_ib_rdma_mr_1m_free;
+	u64	s_ib_rdma_mr_1m_used;
+	u64	s_ib_rdma_mr_1m_pool_flush;
+	u64	s_ib_rdma_mr_1m_pool_wait;
+	u64	s_ib_rdma_mr_1m_pool_depleted;
+	u64	s_ib_rdma_mr_8k_reused;
+	u64	s_ib_rdma_mr_1m_reused;
+	u64	s_ib_atomic_cswp;
+	u64	s_ib_atomic_fadd;
+};
+
+DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);
+#define rds_ib_stats_inc(member)	this_cpu_inc(rds_ib_stats.member)
+#define rds_ib_stats_add(member, n)	this_cpu_add(rds_ib_stats.member, n)
+
+unsigned int rds_ib_stats_count(void);
+const char *rds_ib_stats_name(unsigned int i);
+void rds_ib_stats_sum(u64 *values);
 
 /**
  * struct rds_ib_device - what we know about one RDMA device
@@ -23,6 +206,15 @@
  * @rid_atomic_cap: atomic_cap
  * @rid_masked_atomic_cap: masked_atomic_cap
  * @rid_iwarp: iWARP device (no atomics at all)
+ * @rid_max_wrs: max_qp_wr
+ * @rid_max_cqe: max_cqe
+ * @rid_max_sge: max_send_sge
+ * @rid_max_rd_atom: max_qp_rd_atom (responder resources we can give)
+ * @rid_max_init_rd_atom: max_qp_init_rd_atom (initiator depth we can use)
+ * @rid_lock: protects @rid_eps and @rid_dead
+ * @rid_eps: endpoints on this device (struct rds_ib_ep.e_rid_item)
+ * @rid_dead: the device is being removed; no new endpoint may use it
+ * @rid_wait: woken when @rid_eps becomes empty
  */
 struct rds_ib_device {
 	struct ib_device	*rid_dev;
@@ -35,9 +227,249 @@ struct rds_ib_device {
 	enum ib_atomic_cap	rid_atomic_cap;
 	enum ib_atomic_cap	rid_masked_atomic_cap;
 	bool			rid_iwarp;
+	u32			rid_max_wrs;
+	u32			rid_max_cqe;
+	u32			rid_max_sge;
+	u32			rid_max_rd_atom;
+	u32			rid_max_init_rd_atom;
+	spinlock_t		rid_lock;
+	struct list_head	rid_eps;
+	bool			rid_dead;
+	wait_queue_head_t	rid_wait;
 };
 
 struct rds_ib_device *rds_ib_device_get(struct ib_device *dev);
 void rds_ib_device_put(struct rds_ib_device *rid);
+
+/**
+ * struct rds_ib_send_slot - one send ring entry (one fragment on the wire)
+ * @ss_cqe: completion; done = rds_ib_send_done
+ * @ss_wr: the SEND work request
+ * @ss_sge: header SGE and data SGE
+ * @ss_rm: the message, on the slot of its last fragment only; the slot
+ *	holds a reference and the DMA mapping until the send completes
+ * @ss_seq: ring sequence number of this use of the slot
+ */
+struct rds_ib_send_slot {
+	struct ib_cqe		ss_cqe;
+	struct ib_send_wr	ss_wr;
+	struct ib_sge		ss_sge[2];
+	struct rds_message	*ss_rm;
+	u32			ss_seq;
+};
+
+/**
+ * struct rds_ib_recv_slot - one receive ring entry
+ * @rs_cqe: completion; done = rds_ib_recv_done
+ * @rs_wr: the RECV work request
+ * @rs_sge: header SGE and fragment SGE
+ * @rs_page: the fragment page, owned by the slot while posted
+ * @rs_dma: DMA address of @rs_page
+ */
+struct rds_ib_recv_slot {
+	struct ib_cqe		rs_cqe;
+	struct ib_recv_wr	rs_wr;
+	struct ib_sge		rs_sge[RDS_IB_RECV_SGE];
+	struct page		*rs_page;
+	u64			rs_dma;
+};
+
+/**
+ * struct rds_ib_incoming - a received message
+ * @ii_inc: what rds.ko sees; the header is in ii_inc.i_hdr
+ * @ii_nr_frags: fragments expected (1 for a 0-byte message)
+ * @ii_got: fragments received so far
+ * @ii_pages: one page per fragment; @ii_got are valid
+ */
+struct rds_ib_incoming {
+	struct rds_incoming	ii_inc;
+	u32			ii_nr_frags;
+	u32			ii_got;
+	struct page		*ii_pages[];
+};
+
+/* Endpoint flags (e_flags). */
+enum {
+	RDS_IB_EP_UP,		/* ESTABLISHED handled, rings live */
+	RDS_IB_EP_ERROR,	/* drop requested (once) */
+	RDS_IB_EP_DEAD,		/* detached from its connection */
+	RDS_IB_EP_FLOWCTL,	/* we obey the peer's credits */
+	RDS_IB_EP_ADV_CREDITS,	/* the peer may obey ours: advertise them */
+	RDS_IB_EP_ACK_REQUESTED,/* an ACK should go out */
+	RDS_IB_EP_ACK_IN_FLIGHT,/* the ACK WR is posted */
+	RDS_IB_EP_ON_DEVICE,	/* on rid_eps */
+	RDS_IB_EP_TX_FULL,	/* xmit ran out of slots or credits: kick */
+};
+
+/* e_credits packs send credits (low 16 bits) and posted credits (high). */
+#define RDS_IB_SEND_CREDITS(v)		((v) & 0xffff)
+#define RDS_IB_POST_CREDITS(v)		((v) >> 16)
+#define RDS_IB_SET_SEND_CREDITS(v)	((v) & 0xffff)
+#define RDS_IB_SET_POST_CREDITS(v)	((v) << 16)
+
+struct rds_ib_connection;
+
+/**
+ * struct rds_ib_ep - one rdma_cm attempt and everything it owns
+ * @e_ic: the connection this attempt is for
+ * @e_id: the cm_id; its context points back here
+ * @e_rid: device record (a reference), set once the address resolved
+ * @e_rid_item: entry in e_rid->rid_eps
+ * @e_qp: the RC QP
+ * @e_scq: send CQ
+ * @e_rcq: receive CQ
+ * @e_flags: RDS_IB_EP_*
+ * @e_active: we sent the REQ
+ * @e_isv6: IPv6 private data layout
+ * @e_version: negotiated protocol version
+ * @e_peer_caps: RDS_IB_CAP_* the peer advertised
+ * @e_tos: TOS of the connection
+ * @e_destroy_work: destroys an endpoint abandoned by a connect race
+ * @e_race_work: gives up waiting for the winner of a connect race
+ * @e_max_send_sge: SGEs per send WR (QP capability)
+ * @e_send_nr: send ring size
+ * @e_sends: send ring
+ * @e_send_hdrs: one DMA-mapped header per send slot
+ * @e_send_hdrs_dma: their DMA address (contiguous)
+ * @e_send_head: ring sequence of the next slot to post (xmit only)
+ * @e_send_tail: ring sequence of the oldest unreleased slot (completion)
+ * @e_send_free: free send slots
+ * @e_unsig: sends posted since the last signalled one (xmit only)
+ * @e_xmit_rm: message whose fragments are being posted (xmit only)
+ * @e_xmit_frag: next fragment of @e_xmit_rm to post
+ * @e_xmit_sg: position in @e_xmit_rm's scatterlist
+ * @e_xmit_sgoff: offset within that entry
+ * @e_ack_cqe: completion of the ACK WR; done = rds_ib_ack_done
+ * @e_ack_wr: the ACK-only SEND
+ * @e_ack_sge: its one SGE
+ * @e_ack_hdr: the ACK header buffer
+ * @e_ack_dma: its DMA address
+ * @e_ack_lock: orders posting the ACK against endpoint death (drain)
+ * @e_ack_next: highest sequence number received in order
+ * @e_ack_recv: highest ACK the peer sent us
+ * @e_credits: flow control credits (RDS_IB_*_CREDITS)
+ * @e_recv_nr: receive ring size
+ * @e_recvs: receive ring
+ * @e_recv_hdrs: one DMA-mapped header per receive slot
+ * @e_recv_hdrs_dma: their DMA address (contiguous)
+ * @e_recv_lock: serialises refills (completion vs worker)
+ * @e_recv_head: ring sequence of the next slot to post
+ * @e_recv_tail: ring sequence of the next slot to complete
+ * @e_recv_inc: message being reassembled
+ * @e_refill_work: refills the ring in process context
+ */
+struct rds_ib_ep {
+	struct rds_ib_connection *e_ic;
+	struct rdma_cm_id	*e_id;
+	struct rds_ib_device	*e_rid;
+	struct list_head	e_rid_item;
+	struct ib_qp		*e_qp;
+	struct ib_cq		*e_scq;
+	struct ib_cq		*e_rcq;
+	unsigned long		e_flags;
+	bool			e_active;
+	bool			e_isv6;
+	u16			e_version;
+	u8			e_peer_caps;
+	u8			e_tos;
+	struct work_struct	e_destroy_work;
+	struct delayed_work	e_race_work;
+
+	/* send side */
+	u32			e_max_send_sge;
+	u32			e_send_nr;
+	struct rds_ib_send_slot	*e_sends;
+	struct rds_header	*e_send_hdrs;
+	u64			e_send_hdrs_dma;
+	u32			e_send_head;
+	u32			e_send_tail;
+	atomic_t		e_send_free;
+	u32			e_unsig;
+	struct rds_message	*e_xmit_rm;
+	u32			e_xmit_frag;
+	u32			e_xmit_sg;
+	u32			e_xmit_sgoff;
+
+	struct ib_cqe		e_ack_cqe;
+	struct ib_send_wr	e_ack_wr;
+	struct ib_sge		e_ack_sge;
+	struct rds_header	*e_ack_hdr;
+	u64			e_ack_dma;
+	spinlock_t		e_ack_lock;
+	atomic64_t		e_ack_next;
+	u64			e_ack_recv;
+	atomic_t		e_credits;
+
+	/* receive side */
+	u32			e_recv_nr;
+	struct rds_ib_recv_slot	*e_recvs;
+	struct rds_header	*e_recv_hdrs;
+	u64			e_recv_hdrs_dma;
+	spinlock_t		e_recv_lock;
+	u32			e_recv_head;
+	u32			e_recv_tail;
+	struct rds_ib_incoming	*e_recv_inc;
+	struct delayed_work	e_refill_work;
+};
+
+/**
+ * struct rds_ib_connection - transport state of one connection path
+ * @ic_conn: the connection
+ * @ic_cp: its (only) path
+ * @ic_mutex: serialises CM events, connect and shutdown of this path
+ * @ic_ep: current endpoint, or NULL
+ * @ic_nr_eps: endpoints alive for this connection (current + abandoned)
+ * @ic_wait: woken when @ic_nr_eps drops
+ * @ic_last_ack: last in-order sequence received, kept across reconnects
+ *	for the private data ack_seq
+ */
+struct rds_ib_connection {
+	struct rds_connection	*ic_conn;
+	struct rds_conn_path	*ic_cp;
+	struct mutex		ic_mutex;
+	struct rds_ib_ep	*ic_ep;
+	atomic_t		ic_nr_eps;
+	wait_queue_head_t	ic_wait;
+	u64			ic_last_ack;
+};
+
+/* ib.c */
+extern struct rds_transport rds_ib_transport;
+extern struct workqueue_struct *rds_ib_wq;
+extern struct percpu_counter rds_ib_rx_allocated;
+
+/* ib_cm.c */
+int rds_ib_listen_init(void);
+void rds_ib_listen_stop(void);
+int rds_ib_conn_path_connect(struct rds_conn_path *cp);
+void rds_ib_conn_path_shutdown(struct rds_conn_path *cp);
+void rds_ib_ep_error(struct rds_ib_ep *ep, const char *why);
+void rds_ib_device_drop_eps(struct rds_ib_device *rid);
+
+/* ib_send.c */
+int rds_ib_send_ring_alloc(struct rds_ib_ep *ep);
+void rds_ib_send_ring_free(struct rds_ib_ep *ep);
+int rds_ib_xmit(struct rds_conn_path *cp, struct rds_message *rm,
+		unsigned int hdr_off, unsigned int sg, unsigned int off);
+void rds_ib_xmit_path_complete(struct rds_conn_path *cp);
+void rds_ib_send_add_credits(struct rds_ib_ep *ep, unsigned int credits);
+void rds_ib_advertise_credits(struct rds_ib_ep *ep, unsigned int posted);
+void rds_ib_attempt_ack(struct rds_ib_ep *ep);
+void rds_ib_set_ack(struct rds_ib_ep *ep, u64 seq, bool required);
+void rds_ib_header_csum(struct rds_header *hdr);
+
+/* ib_recv.c */
+int rds_ib_recv_ring_alloc(struct rds_ib_ep *ep);
+void rds_ib_recv_ring_free(struct rds_ib_ep *ep);
+int rds_ib_recv_refill(struct rds_ib_ep *ep, gfp_t gfp);
+void rds_ib_refill_worker(struct work_struct *work);
+int rds_ib_recv_path(struct rds_conn_path *cp);
+void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc);
+int rds_ib_inc_copy_to_user(struct rds_incoming *inc, struct iov_iter *to);
+void rds_ib_inc_free(struct rds_incoming *inc);
+
+/* ib_sysctl.c */
+int rds_ib_sysctl_init(void);
+void rds_ib_sysctl_exit(void);
 
 #endif /* _RDS_IB_H */

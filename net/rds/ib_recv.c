@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ib_recv.c - receive ring, reassembly and delivery.
+ *
+ * Theory of operation
+ * ===================
+ *
+ * Receive ring.  e_recv_nr slots, each posted with two SGEs: a 48-byte
+ * header buffer (one DMA-mapped array for the ring) and a 4 KiB fragment
+ * page of its own.  Receive completions arrive in ring order, in softirq
+ * context, through the kernel CQ API (one ib_cqe per slot, done =
+ * rds_ib_recv_done).  A completed slot gives its page away (to the message
+ * being reassembled, or back to the allocator for an ACK-only packet) and
+ * is refilled with a new page; refills are batched (RDS_IB_RECV_BATCH
+ * slots per ib_post_recv() chain) and fall back to a worker in process
+ * context when atomic allocation fails, so the path never spins.  The pages
+ * of all connections together are capped by net.rds.ib.max_recv_allocation
+ * (a per-CPU counter: no lock or cache line shared on the data path).
+ *
+ * Reassembly.  The first fragment of a message allocates a struct
+ * rds_ib_incoming with room for one page pointer per fragment, taken from
+ * its header's h_len, which is checked against the 1 MiB limit.  Each
+ * further fragment must repeat the sequence number, length and ports of the
+ * first and carry exactly the bytes expected; anything else is a protocol
+ * error that drops the connection (the sender retransmits, nothing is
+ * delivered twice).  Every header's checksum is verified; a bad one drops
+ * the connection too.  The payload is never copied here: the pages go to
+ * rds.ko with the message and are copied once, by ->inc_copy_to_user().
+ *
+ * ACK processing.  Every header carries the peer's ACK (rds_send_drop_acked()
+ * when it advances) and possibly credits.  A completed message's sequence
+ * becomes our ACK to send; ACK_REQUIRED asks for it to go out now (see
+ * ib_send.c for coalescing).  ACK-only packets (ports 0, no data) carry
+ * only that.
+ */
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/highmem.h>
+#include <linux/sched/clock.h>
+
+#include "ib.h"
+
+struct percpu_counter rds_ib_rx_allocated;
+
+static bool rds_ib_rx_alloc_ok(void)
+{
+	if (percpu_counter_read_positive(&rds_ib_rx_allocated) >=
+	    (s64)READ_ONCE(rds_ib_sysctl_max_recv_allocation)) {
+		rds_ib_stats_inc(s_ib_rx_alloc_limit);
+		return false;
+	}
+	return true;
+}
+
+static void rds_ib_frag_put(struct page *page)
+{
+	put_page(page);
+	percpu_counter_sub(&rds_ib_rx_allocated, 1);
+}
+
+static struct page *rds_ib_frag_get(gfp_t gfp)
+{
+	struct page *page;
+
+	if (!rds_ib_rx_alloc_ok())
+		return NULL;
+	page = alloc_page(gfp | __GFP_NOWARN);
+	if (page)
+		percpu_counter_add(&rds_ib_rx_allocated, 1);
+	return page;
+}
+
+/**
+ * rds_ib_recv_ring_alloc - allocate the receive ring and its headers
+ * @ep: endpoint with a QP
+ *
+ * Process context.  Return: 0 or -ENOMEM.
+ */
+int rds_ib_recv_ring_alloc(struct rds_ib_ep *ep)
+{
+	struct ib_device *dev = ep->e_rid->rid_dev;
+	u32 lkey = ep->e_rid->rid_pd->local_dma_lkey;
+	size_t hlen = sizeof(struct rds_header) * ep->e_recv_nr;
+	u32 i;
+
+	ep->e_recvs = kvcalloc(ep->e_recv_nr, sizeof(*ep->e_recvs),
+			       GFP_KERNEL);
+	ep->e_recv_hdrs = kzalloc(hlen, GFP_KERNEL);
+	if (!ep->e_recvs || !ep->e_recv_hdrs)
+		return -ENOMEM;
+	ep->e_recv_hdrs_dma = ib_dma_map_single(dev, ep->e_recv_hdrs, hlen,
+						DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(dev, ep->e_recv_hdrs_dma)) {
+		ep->e_recv_hdrs_dma = 0;
+		return -ENOMEM;
+	}
+	for (i = 0; i < ep->e_recv_nr; i++) {
+		struct rds_ib_recv_slot *rs = &ep->e_recvs[i];
+
+		rs->rs_cqe.done = rds_ib_recv_done_fn;
+		rs->rs_wr.wr_cqe = &rs->rs_cqe;
+		rs->rs_wr.sg_list = rs->rs_sge;
+		rs->rs_wr.num_sge = RDS_IB_RECV_SGE;
+		rs->rs_sge[0].addr = ep->e_recv_hdrs_dma +
+				     i * sizeof(struct rds_header);
+		rs->rs_sge[0].length = sizeof(struct rds_header);
+		rs->rs_sge[0].lkey = lkey;
+		rs->rs_sge[1].length = RDS_FRAG_SIZE;
+		rs->rs_sge[1].lkey = lkey;
+	}
+	return 0;
+}
+
+/**
+ * rds_ib_recv_ring_free - release the receive ring
+ * @ep: endpoint whose QP is drained or gone
+ *
+ * Frees the pages of slots that never completed and a partly reassembled
+ * message.  Process context.
+ */
+void rds_ib_recv_ring_free(struct rds_ib_ep *ep)
+{
+	struct ib_device *dev = ep->e_rid ? ep->e_rid->rid_dev : NULL;
+	u32 i;
+
+	if (ep->e_recv_inc) {
+		rds_inc_put(&ep->e_recv_inc->ii_inc);
+		ep->e_recv_inc = NULL;
+	}
+	if (ep->e_recvs) {
+		for (i = 0; i < ep->e_recv_nr; i++) {
+			struct rds_ib_recv_slot *rs = &ep->e_recvs[i];
+
+			if (!rs->rs_page)
+				continue;
+			ib_dma_unmap_page(dev, rs->rs_dma, RDS_FRAG_SIZE,
+					  DMA_FROM_DEVICE);
+			rds_ib_frag_put(rs->rs_page);
+			rs->rs_page = NULL;
+		}
+	}
+	if (dev && ep->e_recv_hdrs_dma)
+		ib_dma_unmap_single(dev, ep->e_recv_hdrs_dma,
+				    sizeof(struct rds_header) * ep->e_recv_nr,
+				    DMA_FROM_DEVICE);
+	kvfree(ep->e_recvs);
+	kfree(ep->e_recv_hdrs);
+	ep->e_recvs = NULL;
+	ep->e_recv_hdrs = NULL;
+}
+
+/**
+ * rds_ib_recv_refill - post receive buffers until the ring is full
+ * @ep: endpoint
+ * @gfp: GFP_ATOMIC from the completion handler, GFP_KERNEL otherwise
+ *
+ * Pages are allocated outside the ring lock, a batch at a time, and posted
+ * with one ib_post_recv() per batch.  Newly posted buffers become posted
+ * credits.
+ *
+ * Return: 0 when the ring is full, -ENOMEM when pages ran out (the caller
+ * retries later), -EIO when posting failed (the path is dropped).
+ */
+int rds_ib_recv_refill(struct rds_ib_ep *ep, gfp_t gfp)
+{
+	struct ib_device *dev = ep->e_rid->rid_dev;
+	struct page *pages[RDS_IB_RECV_BATCH];
+	int ret = 0;
+
+	for (;;) {
+		struct ib_recv_wr *first = NULL, *prev = NULL;
+		const struct ib_recv_wr *bad;
+		u32 space, n, i;
+
+		if (test_bit(RDS_IB_EP_DEAD, &ep->e_flags) ||
+		    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
+			return -EIO;
+		space = ep->e_recv_nr -
+			(READ_ONCE(ep->e_recv_head) - READ_ONCE(ep->e_recv_tail));
+		n = min_t(u32, space, RDS_IB_RECV_BATCH);
+		if (!n)
+			return 0;
+		for (i = 0; i < n; i++) {
+			pages[i] = rds_ib_frag_get(gfp);
+			if (!pages[i])
+				break;
+		}
+		if (i < n)
+			ret = -ENOMEM;
+		n = i;
+
+		spin_lock_bh(&ep->e_recv_lock);
+		if (test_bit(RDS_IB_EP_DEAD, &ep->e_flags)) {
+			spin_unlock_bh(&ep->e_recv_lock);
+			ret = -EIO;
+			i = 0;
+			goto free_rest;
+		}
+		space = ep->e_recv_nr - (ep->e_recv_head - ep->e_recv_tail);
+		for (i = 0; i < n && i < space; i++) {
+			struct rds_ib_recv_slot *rs;
+			u64 dma;
+
+			dma = ib_dma_map_page(dev, pages[i], 0, RDS_FRAG_SIZE,
+					      DMA_FROM_DEVICE);
+			if (ib_dma_mapping_error(dev, dma)) {
+				ret = -ENOMEM;
+				break;
+			}
+			rs = &ep->e_recvs[ep->e_recv_head % ep->e_recv_nr];
+			rs->rs_page = pages[i];
+			rs->rs_dma = dma;
+			rs->rs_sge[1].addr = dma;
+			rs->rs_wr.next = NULL;
+			pages[i] = NULL;
+			if (prev)
+				prev->next = &rs->rs_wr;
+			else
+				first = &rs->rs_wr;
+			prev = &rs->rs_wr;
+			ep->e_recv_head++;
+		}
+		if (first && ib_post_recv(ep->e_qp, first, &bad)) {
+			spin_unlock_bh(&ep->e_recv_lock);
+			rds_ib_ep_error(ep, "ib_post_recv failed");
+			ret = -EIO;
+			i = n;
+			goto free_rest;
+		}
+		spin_unlock_bh(&ep->e_recv_lock);
+		rds_ib_advertise_credits(ep, i);
+free_rest:
+		for (; i < n; i++)
+			if (pages[i])
+				rds_ib_frag_put(pages[i]);
+		if (ret)
+			return ret;
+	}
+}
+
+/**
+ * rds_ib_refill_worker - refill in process context after atomic failure
+ * @work: e_refill_work of an endpoint
+ */
+void rds_ib_refill_worker(struct work_struct *work)
+{
+	struct rds_ib_ep *ep = container_of(to_delayed_work(work),
+					    struct rds_ib_ep, e_refill_work);
+	int ret;
+
+	rds_ib_stats_inc(s_ib_rx_refill_from_thread);
+	ret = rds_ib_recv_refill(ep, GFP_KERNEL);
+	if (ret == -ENOMEM)
+		queue_delayed_work(rds_ib_wq, &ep->e_refill_work, HZ / 10);
+	rds_ib_attempt_ack(ep);
+}
+
+/**
+ * rds_ib_recv_path - rds.ko's receive worker: make sure the ring is full
+ * @cp: path
+ *
+ * Process context.  Return: 0.
+ */
+int rds_ib_recv_path(struct rds_conn_path *cp)
+{
+	struct rds_ib_connection *ic = cp->cp_transport_data;
+
+	mutex_lock(&ic->ic_mutex);
+	if (ic->ic_ep && ic->ic_ep->e_qp)
+		queue_delayed_work(rds_ib_wq, &ic->ic_ep->e_refill_work, 0);
+	mutex_unlock(&ic->ic_mutex);
+	return 0;
+}
+
+static bool rds_ib_frag_matches(const struct rds_header *a,
+				const struct rds_header *b)
+{
+	/* Fragments of one message may carry different ACKs and credits. */
+	return a->h_sequence == b->h_sequence && a->h_len == b->h_len &&
+	       a->h_sport == b->h_sport && a->h_dport == b->h_dport;
+}
+
+/*
+ * One received fragment with a valid header.  Return: false on a protocol
+ * error (the caller drops the path and frees @page).  On success the page
+ * was consumed (given to the message or freed).
+ */
+static bool rds_ib_process_frag(struct rds_ib_ep *ep,
+				const struct rds_header *hdr,
+				struct page *page, u32 data_len)
+{
+	struct rds_ib_connection *ic = ep->e_ic;
+	struct rds_connection *conn = ic->ic_conn;
+	struct rds_ib_incoming *ibinc = ep->e_recv_inc;
+	u32 len, expect;
+
+	if (!ibinc) {
+		u32 nfrags;
+
+		len = be32_to_cpu(hdr->h_len);
+		if (len > RDS_MAX_MSG_SIZE)
+			return false;
+		nfrags = len ? DIV_ROUND_UP(len, RDS_FRAG_SIZE) : 1;
+		ibinc = kmalloc(struct_size(ibinc, ii_pages, nfrags),
+				GFP_ATOMIC | __GFP_NOWARN);
+		if (!ibinc)
+			return false;
+		rds_inc_init(&ibinc->ii_inc, ic->ic_cp, &conn->c_faddr);
+		memcpy(&ibinc->ii_inc.i_hdr, hdr, sizeof(*hdr));
+		ibinc->ii_inc.i_rx_lat_trace[RDS_MSG_RX_HDR] = local_clock();
+		ibinc->ii_nr_frags = nfrags;
+		ibinc->ii_got = 0;
+		ep->e_recv_inc = ibinc;
+	} else if (!rds_ib_frag_matches(&ibinc->ii_inc.i_hdr, hdr)) {
+		return false;
+	}
+
+	len = be32_to_cpu(ibinc->ii_inc.i_hdr.h_len);
+	expect = len ? min_t(u32, RDS_FRAG_SIZE,
+			     len - ibinc->ii_got * RDS_FRAG_SIZE) : 0;
+	if (data_len != expect)
+		return false;
+
+	if (len)
+		ibinc->ii_pages[ibinc->ii_got] = page;
+	else
+		rds_ib_frag_put(page);
+	ibinc->ii_got++;
+	rds_ib_stats_inc(s_ib_rx_total_frags);
+
+	if (ibinc->ii_got == ibinc->ii_nr_frags) {
+		u64 seq = be64_to_cpu(ibinc->ii_inc.i_hdr.h_sequence);
+		bool ack_req = ibinc->ii_inc.i_hdr.h_flags &
+			       RDS_FLAG_ACK_REQUIRED;
+
+		ep->e_recv_inc = NULL;
+		rds_ib_stats_inc(s_ib_rx_total_incs);
+		rds_recv_incoming(ic->ic_cp, &conn->c_faddr, &conn->c_laddr,
+				  &ibinc->ii_inc, GFP_ATOMIC);
+		rds_ib_set_ack(ep, seq, ack_req);
+		if (ack_req)
+			rds_stats_inc(s_recv_ack_required);
+		rds_inc_put(&ibinc->ii_inc);
+	}
+	return true;
+}
+
+/**
+ * rds_ib_recv_done_fn - receive completion
+ * @cq: receive CQ (cq_context is the endpoint)
+ * @wc: the completion
+ *
+ * Softirq context, serialised per CQ.
+ */
+void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rds_ib_recv_slot *rs = container_of(wc->wr_cqe,
+						   struct rds_ib_recv_slot,
+						   rs_cqe);
+	struct rds_ib_ep *ep = cq->cq_context;
+	struct ib_device *dev = ep->e_rid->rid_dev;
+	struct rds_header hdr, *ring_hdr;
+	struct page *page = rs->rs_page;
+	u32 idx = rs - ep->e_recvs;
+	u64 hdr_dma, ack;
+	u32 byte_len;
+
+	/* WARNING: Only wr_cqe and status are reliable at this point */
+	rds_ib_stats_inc(s_ib_rx_cq_event);
+	ep->e_recv_tail++;
+	rs->rs_page = NULL;
+	if (page)
+		ib_dma_unmap_page(dev, rs->rs_dma, RDS_FRAG_SIZE,
+				  DMA_FROM_DEVICE);
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_info_ratelimited("RDS/IB: receive from %pI6c failed: %s\n",
+					    &ep->e_ic->ic_conn->c_faddr,
+					    ib_wc_status_msg(wc->status));
+		if (page)
+			rds_ib_frag_put(page);
+		rds_ib_ep_error(ep, "receive completion error");
+		return;
+	}
+	if (unlikely(!page))
+		return;
+	if (test_bit(RDS_IB_EP_DEAD, &ep->e_flags) ||
+	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags)) {
+		rds_ib_frag_put(page);
+		return;
+	}
+
+	byte_len = wc->byte_len;
+	if (byte_len < sizeof(hdr)) {
+		rds_ib_frag_put(page);
+		rds_ib_ep_error(ep, "received a fragment without header");
+		return;
+	}
+
+	ring_hdr = &ep->e_recv_hdrs[idx];
+	hdr_dma = ep->e_recv_hdrs_dma + idx * sizeof(hdr);
+	ib_dma_sync_single_for_cpu(dev, hdr_dma, sizeof(hdr), DMA_FROM_DEVICE);
+	memcpy(&hdr, ring_hdr, sizeof(hdr));
+	ib_dma_sync_single_for_device(dev, hdr_dma, sizeof(hdr),
+				      DMA_FROM_DEVICE);
+
+	if (!rds_header_csum_ok(&hdr)) {
+		rds_stats_inc(s_recv_drop_bad_checksum);
+		rds_ib_frag_put(page);
+		rds_ib_ep_error(ep, "header checksum mismatch");
+		return;
+	}
+
+	ack = be64_to_cpu(hdr.h_ack);
+	if (ack > ep->e_ack_recv) {
+		ep->e_ack_recv = ack;
+		rds_send_drop_acked(ep->e_ic->ic_cp, ack, NULL);
+	}
+	if (hdr.h_credit)
+		rds_ib_send_add_credits(ep, hdr.h_credit);
+
+	byte_len -= sizeof(hdr);
+	if (!hdr.h_sport && !hdr.h_dport && !byte_len) {
+		rds_ib_stats_inc(s_ib_ack_received);
+		rds_ib_frag_put(page);
+	} else if (!rds_ib_process_frag(ep, &hdr, page, byte_len)) {
+		rds_ib_frag_put(page);
+		rds_ib_ep_error(ep, "malformed fragment");
+		return;
+	}
+
+	/* Refill in batches; fall back to the worker without memory. */
+	if (ep->e_recv_nr - (ep->e_recv_head - ep->e_recv_tail) >=
+	    RDS_IB_RECV_BATCH) {
+		rds_ib_stats_inc(s_ib_rx_refill_from_cq);
+		if (rds_ib_recv_refill(ep, GFP_ATOMIC) == -ENOMEM)
+			queue_delayed_work(rds_ib_wq, &ep->e_refill_work, 1);
+	}
+	if (ep->e_recv_head == ep->e_recv_tail)
+		rds_ib_stats_inc(s_ib_rx_ring_empty);
+	rds_ib_attempt_ack(ep);
+}
+
+/**
+ * rds_ib_inc_copy_to_user - copy a received message's payload out
+ * @inc: the message
+ * @to: destination (user or kernel iterator)
+ *
+ * Never sleeps for kernel iterators.  Return: bytes copied or -EFAULT.
+ */
+int rds_ib_inc_copy_to_user(struct rds_incoming *inc, struct iov_iter *to)
+{
+	struct rds_ib_incoming *ibinc = container_of(inc,
+						     struct rds_ib_incoming,
+						     ii_inc);
+	u32 len = be32_to_cpu(inc->i_hdr.h_len);
+	u32 copied = 0, i;
+
+	for (i = 0; copied < len && iov_iter_count(to); i++) {
+		size_t chunk = min_t(size_t, len - copied, RDS_FRAG_SIZE);
+		size_t ret;
+
+		if (i >= ibinc->ii_got)
+			break;
+		chunk = min_t(size_t, chunk, iov_iter_count(to));
+		ret = copy_page_to_iter(ibinc->ii_pages[i], 0, chunk, to);
+		copied += ret;
+		if (ret != chunk)
+			return -EFAULT;
+	}
+	return copied;
+}
+
+/**
+ * rds_ib_inc_free - last reference to a received message dropped
+ * @inc: the message
+ *
+ * Any context.
+ */
+void rds_ib_inc_free(struct rds_incoming *inc)
+{
+	struct rds_ib_incoming *ibinc = container_of(inc,
+						     struct rds_ib_incoming,
+						     ii_inc);
+	u32 i, n = be32_to_cpu(inc->i_hdr.h_len) ? ibinc->ii_got : 0;
+
+	for (i = 0; i < n; i++)
+		rds_ib_frag_put(ibinc->ii_pages[i]);
+	kfree(ibinc);
+}

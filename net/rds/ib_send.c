@@ -1,0 +1,695 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ib_send.c - send ring, fragments, ACKs and credits.
+ *
+ * Theory of operation
+ * ===================
+ *
+ * Framing (wire-compatible with the in-tree rds_rdma).  A message of L
+ * payload bytes goes out as max(1, ceil(L / 4096)) SENDs.  Every SEND
+ * carries a full copy of the 48-byte header (same sequence, length and
+ * ports) in its first SGE and up to 4096 payload bytes in the following
+ * SGEs.  h_ack (the piggy-backed ACK) and h_credit may differ per fragment,
+ * so each fragment's header checksum is computed on its own copy.  The last
+ * fragment is solicited.  Immediate data is never used.
+ *
+ * Send ring.  e_send_nr slots, each with its own header buffer (one
+ * DMA-mapped array) and its own ib_cqe.  Slots are taken in ring order by
+ * ->xmit() (serialised by rds.ko's IN_XMIT bit) and released in ring order
+ * by the send completion handler: a signalled SEND completing means every
+ * earlier SEND of the QP completed too (send queue ordering), so one
+ * completion releases every slot up to it.  A slot is signalled every
+ * net.rds.ib.max_unsignaled_wr sends and on the last fragment of every
+ * message; the last fragment's slot owns the message reference and its DMA
+ * mapping.  Ring sequence numbers (u32, wrapping) name slot uses, so a stale
+ * completion (flush after release) is recognised and ignored.
+ *
+ * ACKs.  The receive side records the highest sequence received in order
+ * (e_ack_next) and whether the peer asked for an ACK.  Every outgoing
+ * fragment piggy-backs e_ack_next.  When an ACK is requested and nothing
+ * is going out, one ACK-only header (sport = dport = seq = 0) is sent on a
+ * dedicated WR outside the ring; at most one is in flight and requests
+ * arriving meanwhile are coalesced into the next one, sent from the ACK's
+ * completion.
+ *
+ * Credits (only when both sides enabled net.rds.ib.flow_control).  One
+ * atomic packs the send credits the peer gave us (low 16 bits) and the
+ * receive buffers we posted but have not advertised yet (high 16 bits),
+ * so a sender takes credits and advertises posted buffers in one cmpxchg.
+ * Every SEND, ACK included, costs one credit.  The last credit is kept for
+ * a SEND that advertises credits, so two peers can never both wait for
+ * credits.  A peer that enforces our credits while we do not enforce its
+ * (an in-tree passive side that saw credits in our REQ) still gets them:
+ * RDS_IB_EP_ADV_CREDITS is independent of RDS_IB_EP_FLOWCTL.
+ *
+ * Errors: any failed post or completion goes to rds_ib_ep_error(); the
+ * teardown releases whatever the ring still holds.
+ */
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+
+#include "ib.h"
+
+/**
+ * rds_ib_header_csum - set the checksum of a header we are about to send
+ * @hdr: header copy in a DMA buffer
+ */
+void rds_ib_header_csum(struct rds_header *hdr)
+{
+	rds_header_csum_set(hdr);
+}
+
+/*
+ * Resume a sender that stopped for lack of slots or credits.  ORDER: the
+ * caller made the room visible before this; xmit sets TX_FULL before its
+ * last look for room, so one of the two always sees the other.
+ */
+static void rds_ib_tx_kick(struct rds_ib_ep *ep, struct rds_conn_path *cp)
+{
+	smp_mb__before_atomic();
+	if (test_bit(RDS_IB_EP_TX_FULL, &ep->e_flags) &&
+	    test_and_clear_bit(RDS_IB_EP_TX_FULL, &ep->e_flags) &&
+	    !test_bit(RDS_IB_EP_DEAD, &ep->e_flags))
+		rds_send_path_kick(cp);
+}
+
+/* ------------------------------------------------------------------------
+ * Credits
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Take up to @wanted send credits and, if any are taken (or @need_posted),
+ * up to @max_posted posted credits to advertise.  Without flow control
+ * every request is granted and only posted credits are counted.
+ * Return: credits taken; *@adv gets the credits to put in h_credit.
+ */
+static u32 rds_ib_grab_credits(struct rds_ib_ep *ep, u32 wanted, u32 *adv,
+			       bool need_posted, u32 max_posted)
+{
+	bool flowctl = test_bit(RDS_IB_EP_FLOWCTL, &ep->e_flags);
+	bool advertise = test_bit(RDS_IB_EP_ADV_CREDITS, &ep->e_flags);
+	int old, new;
+	u32 avail, posted, got, give;
+
+	*adv = 0;
+	if (!flowctl && !advertise)
+		return wanted;
+	do {
+		old = atomic_read(&ep->e_credits);
+		avail = RDS_IB_SEND_CREDITS(old);
+		posted = advertise ? RDS_IB_POST_CREDITS(old) : 0;
+		got = wanted;
+		if (flowctl) {
+			/* Keep the last credit for a credit update. */
+			if (avail && !posted)
+				avail--;
+			got = min(avail, wanted);
+		}
+		give = 0;
+		if (posted && (got || need_posted))
+			give = min(posted, max_posted);
+		new = old;
+		if (flowctl)
+			new -= RDS_IB_SET_SEND_CREDITS(got);
+		new -= RDS_IB_SET_POST_CREDITS(give);
+	} while (atomic_cmpxchg(&ep->e_credits, old, new) != old);
+
+	if (flowctl && got < wanted)
+		rds_ib_stats_inc(s_ib_tx_throttle);
+	*adv = give;
+	return got;
+}
+
+/* Give back send credits taken but not used. */
+static void rds_ib_return_credits(struct rds_ib_ep *ep, u32 credits)
+{
+	if (credits && test_bit(RDS_IB_EP_FLOWCTL, &ep->e_flags))
+		atomic_add(RDS_IB_SET_SEND_CREDITS(credits), &ep->e_credits);
+}
+
+/**
+ * rds_ib_send_add_credits - the peer gave us send credits
+ * @ep: endpoint
+ * @credits: h_credit or the private data's credit
+ *
+ * Any context.  Resumes a sender stopped for lack of credits.
+ */
+void rds_ib_send_add_credits(struct rds_ib_ep *ep, unsigned int credits)
+{
+	struct rds_conn_path *cp = ep->e_ic->ic_cp;
+
+	if (!credits || !test_bit(RDS_IB_EP_FLOWCTL, &ep->e_flags))
+		return;
+	atomic_add(RDS_IB_SET_SEND_CREDITS(credits), &ep->e_credits);
+	rds_ib_stats_inc(s_ib_rx_credit_updates);
+	rds_ib_tx_kick(ep, cp);
+}
+
+/**
+ * rds_ib_advertise_credits - receive buffers were posted
+ * @ep: endpoint
+ * @posted: how many
+ *
+ * Counts them for the next h_credit; asks for an ACK of their own once
+ * RDS_IB_CREDIT_ACK_THRESH are waiting.  Any context.
+ */
+void rds_ib_advertise_credits(struct rds_ib_ep *ep, unsigned int posted)
+{
+	int v;
+
+	if (!posted)
+		return;
+	/* Before negotiation we count for the private data. */
+	if (test_bit(RDS_IB_EP_UP, &ep->e_flags) &&
+	    !test_bit(RDS_IB_EP_ADV_CREDITS, &ep->e_flags))
+		return;
+	v = atomic_add_return(RDS_IB_SET_POST_CREDITS(posted), &ep->e_credits);
+	if (RDS_IB_POST_CREDITS(v) >= RDS_IB_CREDIT_ACK_THRESH)
+		set_bit(RDS_IB_EP_ACK_REQUESTED, &ep->e_flags);
+}
+
+/* ------------------------------------------------------------------------
+ * ACKs
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * rds_ib_set_ack - record a sequence number received in order
+ * @ep: endpoint
+ * @seq: its sequence number
+ * @required: the sender asked for an ACK
+ *
+ * Receive completion context.
+ */
+void rds_ib_set_ack(struct rds_ib_ep *ep, u64 seq, bool required)
+{
+	if (seq > (u64)atomic64_read(&ep->e_ack_next))
+		atomic64_set(&ep->e_ack_next, seq);
+	if (required) {
+		/* ORDER: the sequence is visible before the request. */
+		smp_mb__before_atomic();
+		set_bit(RDS_IB_EP_ACK_REQUESTED, &ep->e_flags);
+	}
+}
+
+/* The ACK to piggy-back now; clears the pending request. */
+static u64 rds_ib_take_ack(struct rds_ib_ep *ep)
+{
+	if (test_and_clear_bit(RDS_IB_EP_ACK_REQUESTED, &ep->e_flags))
+		rds_ib_stats_inc(s_ib_ack_send_piggybacked);
+	smp_mb__after_atomic();
+	return atomic64_read(&ep->e_ack_next);
+}
+
+/**
+ * rds_ib_attempt_ack - send an ACK-only message if one is due
+ * @ep: endpoint
+ *
+ * Due when the peer asked for an ACK or enough credits wait to be
+ * advertised.  At most one ACK is in flight; its completion calls us
+ * again.  Any context.
+ */
+void rds_ib_attempt_ack(struct rds_ib_ep *ep)
+{
+	struct rds_header *hdr = ep->e_ack_hdr;
+	struct ib_device *dev;
+	unsigned long flags;
+	u32 adv = 0;
+	u64 seq;
+	int ret;
+
+	if (!test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
+	    test_bit(RDS_IB_EP_DEAD, &ep->e_flags) ||
+	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
+		return;
+	if (!test_bit(RDS_IB_EP_ACK_REQUESTED, &ep->e_flags))
+		return;
+	if (test_and_set_bit(RDS_IB_EP_ACK_IN_FLIGHT, &ep->e_flags))
+		return;
+
+	if (!rds_ib_grab_credits(ep, 1, &adv, true, RDS_MAX_ADV_CREDIT)) {
+		clear_bit(RDS_IB_EP_ACK_IN_FLIGHT, &ep->e_flags);
+		rds_ib_stats_inc(s_ib_ack_send_delayed);
+		return;
+	}
+
+	clear_bit(RDS_IB_EP_ACK_REQUESTED, &ep->e_flags);
+	smp_mb__after_atomic();
+	seq = atomic64_read(&ep->e_ack_next);
+
+	dev = ep->e_rid->rid_dev;
+	ib_dma_sync_single_for_cpu(dev, ep->e_ack_dma, sizeof(*hdr),
+				   DMA_TO_DEVICE);
+	rds_message_populate_header(hdr, 0, 0, 0);
+	hdr->h_ack = cpu_to_be64(seq);
+	hdr->h_credit = adv;
+	rds_ib_header_csum(hdr);
+	ib_dma_sync_single_for_device(dev, ep->e_ack_dma, sizeof(*hdr),
+				      DMA_TO_DEVICE);
+	if (adv)
+		rds_ib_stats_inc(s_ib_tx_credit_updates);
+
+	spin_lock_irqsave(&ep->e_ack_lock, flags);
+	if (test_bit(RDS_IB_EP_DEAD, &ep->e_flags))
+		ret = -ENOTCONN;
+	else
+		ret = ib_post_send(ep->e_qp, &ep->e_ack_wr, NULL);
+	spin_unlock_irqrestore(&ep->e_ack_lock, flags);
+	if (unlikely(ret)) {
+		clear_bit(RDS_IB_EP_ACK_IN_FLIGHT, &ep->e_flags);
+		rds_ib_stats_inc(s_ib_ack_send_failure);
+		rds_ib_ep_error(ep, "posting an ACK failed");
+		return;
+	}
+	rds_ib_stats_inc(s_ib_ack_sent);
+}
+
+static void rds_ib_ack_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rds_ib_ep *ep = cq->cq_context;
+
+	/* WARNING: Only wr_cqe and status are reliable at this point */
+	rds_ib_stats_inc(s_ib_tx_cq_event);
+	clear_bit(RDS_IB_EP_ACK_IN_FLIGHT, &ep->e_flags);
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_info_ratelimited("RDS/IB: ACK send failed: %s\n",
+					    ib_wc_status_msg(wc->status));
+		rds_ib_ep_error(ep, "ACK completion error");
+		return;
+	}
+	rds_ib_attempt_ack(ep);
+}
+
+/* ------------------------------------------------------------------------
+ * Send ring
+ * ------------------------------------------------------------------------
+ */
+
+static void rds_ib_rm_release(struct rds_ib_ep *ep, struct rds_message *rm)
+{
+	if (rm->data.op_nents && test_bit(RDS_MSG_MAPPED, &rm->m_flags)) {
+		ib_dma_unmap_sg(ep->e_rid->rid_dev, rm->data.op_sg,
+				rm->data.op_nents, DMA_TO_DEVICE);
+		rds_message_unmapped(rm);
+	} else {
+		clear_bit(RDS_MSG_MAPPED, &rm->m_flags);
+	}
+	rds_message_put(rm);
+}
+
+/* Release slots up to and including ring sequence @last. */
+static void rds_ib_send_release(struct rds_ib_ep *ep, u32 last)
+{
+	u32 n = 0;
+
+	while ((s32)(last - ep->e_send_tail) >= 0) {
+		struct rds_ib_send_slot *ss;
+
+		ss = &ep->e_sends[ep->e_send_tail % ep->e_send_nr];
+		if (ss->ss_rm) {
+			rds_ib_rm_release(ep, ss->ss_rm);
+			ss->ss_rm = NULL;
+		}
+		ep->e_send_tail++;
+		n++;
+	}
+	if (n)
+		atomic_add(n, &ep->e_send_free);
+}
+
+static void rds_ib_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rds_ib_send_slot *ss = container_of(wc->wr_cqe,
+						   struct rds_ib_send_slot,
+						   ss_cqe);
+	struct rds_ib_ep *ep = cq->cq_context;
+	struct rds_conn_path *cp = ep->e_ic->ic_cp;
+
+	/* WARNING: Only wr_cqe and status are reliable at this point */
+	rds_ib_stats_inc(s_ib_tx_cq_event);
+	/* A stale completion (flushed after release) is below the tail. */
+	if ((s32)(ss->ss_seq - ep->e_send_tail) >= 0 &&
+	    (s32)(ep->e_send_head - ss->ss_seq) > 0)
+		rds_ib_send_release(ep, ss->ss_seq);
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_info_ratelimited("RDS/IB: send to %pI6c failed: %s\n",
+					    &ep->e_ic->ic_conn->c_faddr,
+					    ib_wc_status_msg(wc->status));
+		rds_ib_ep_error(ep, "send completion error");
+		return;
+	}
+	rds_ib_tx_kick(ep, cp);
+}
+
+/**
+ * rds_ib_send_ring_alloc - allocate and DMA-map the send ring and ACK WR
+ * @ep: endpoint with a QP
+ *
+ * Process context.  Return: 0 or -ENOMEM.
+ */
+int rds_ib_send_ring_alloc(struct rds_ib_ep *ep)
+{
+	struct ib_device *dev = ep->e_rid->rid_dev;
+	u32 lkey = ep->e_rid->rid_pd->local_dma_lkey;
+	size_t hlen = sizeof(struct rds_header) * ep->e_send_nr;
+	u32 i;
+
+	ep->e_sends = kvcalloc(ep->e_send_nr, sizeof(*ep->e_sends),
+			       GFP_KERNEL);
+	ep->e_send_hdrs = kzalloc(hlen, GFP_KERNEL);
+	ep->e_ack_hdr = kzalloc(sizeof(struct rds_header), GFP_KERNEL);
+	if (!ep->e_sends || !ep->e_send_hdrs || !ep->e_ack_hdr)
+		return -ENOMEM;
+
+	ep->e_send_hdrs_dma = ib_dma_map_single(dev, ep->e_send_hdrs, hlen,
+						DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(dev, ep->e_send_hdrs_dma)) {
+		ep->e_send_hdrs_dma = 0;
+		return -ENOMEM;
+	}
+	ep->e_ack_dma = ib_dma_map_single(dev, ep->e_ack_hdr,
+					  sizeof(struct rds_header),
+					  DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(dev, ep->e_ack_dma)) {
+		ep->e_ack_dma = 0;
+		return -ENOMEM;
+	}
+
+	for (i = 0; i < ep->e_send_nr; i++) {
+		struct rds_ib_send_slot *ss = &ep->e_sends[i];
+
+		ss->ss_cqe.done = rds_ib_send_done;
+		ss->ss_wr.wr_cqe = &ss->ss_cqe;
+		ss->ss_wr.sg_list = ss->ss_sge;
+		ss->ss_wr.opcode = IB_WR_SEND;
+		ss->ss_sge[0].addr = ep->e_send_hdrs_dma +
+				     i * sizeof(struct rds_header);
+		ss->ss_sge[0].length = sizeof(struct rds_header);
+		ss->ss_sge[0].lkey = lkey;
+	}
+	atomic_set(&ep->e_send_free, ep->e_send_nr);
+
+	ep->e_ack_cqe.done = rds_ib_ack_done;
+	ep->e_ack_sge.addr = ep->e_ack_dma;
+	ep->e_ack_sge.length = sizeof(struct rds_header);
+	ep->e_ack_sge.lkey = lkey;
+	ep->e_ack_wr.wr_cqe = &ep->e_ack_cqe;
+	ep->e_ack_wr.sg_list = &ep->e_ack_sge;
+	ep->e_ack_wr.num_sge = 1;
+	ep->e_ack_wr.opcode = IB_WR_SEND;
+	ep->e_ack_wr.send_flags = IB_SEND_SIGNALED | IB_SEND_SOLICITED;
+	return 0;
+}
+
+/**
+ * rds_ib_send_ring_free - release everything the send side holds
+ * @ep: endpoint whose QP is drained (or never existed)
+ *
+ * Drops the message references of slots no completion released (sends that
+ * were never signalled nor flushed) and of a partly posted message.
+ * Process context.
+ */
+void rds_ib_send_ring_free(struct rds_ib_ep *ep)
+{
+	struct ib_device *dev = ep->e_rid ? ep->e_rid->rid_dev : NULL;
+
+	if (ep->e_sends && ep->e_send_head != ep->e_send_tail)
+		rds_ib_send_release(ep, ep->e_send_head - 1);
+	if (ep->e_xmit_rm) {
+		rds_ib_rm_release(ep, ep->e_xmit_rm);
+		ep->e_xmit_rm = NULL;
+	}
+	if (dev && ep->e_send_hdrs_dma)
+		ib_dma_unmap_single(dev, ep->e_send_hdrs_dma,
+				    sizeof(struct rds_header) * ep->e_send_nr,
+				    DMA_TO_DEVICE);
+	if (dev && ep->e_ack_dma)
+		ib_dma_unmap_single(dev, ep->e_ack_dma,
+				    sizeof(struct rds_header), DMA_TO_DEVICE);
+	kvfree(ep->e_sends);
+	kfree(ep->e_send_hdrs);
+	kfree(ep->e_ack_hdr);
+	ep->e_sends = NULL;
+	ep->e_send_hdrs = NULL;
+	ep->e_ack_hdr = NULL;
+}
+
+/* Take up to @want free slots.  Return: how many. */
+static u32 rds_ib_slots_get(struct rds_ib_ep *ep, u32 want)
+{
+	int old, got;
+
+	do {
+		old = atomic_read(&ep->e_send_free);
+		if (old <= 0)
+			return 0;
+		got = min_t(int, old, want);
+	} while (atomic_cmpxchg(&ep->e_send_free, old, old - got) != old);
+	return got;
+}
+
+/*
+ * Fill the data SGEs of one fragment from the message's mapped scatterlist,
+ * starting at the cursor.  Return: payload bytes, or -EMSGSIZE if 4 KiB
+ * would need more SGEs than the QP has.
+ */
+static int rds_ib_frag_sges(struct rds_ib_ep *ep, struct rds_message *rm,
+			    struct rds_ib_send_slot *ss, u32 frag_len,
+			    u32 lkey)
+{
+	struct scatterlist *sg;
+	u32 done = 0, nsge = 1;
+
+	while (done < frag_len) {
+		u32 len;
+
+		if (ep->e_xmit_sg >= rm->data.op_count)
+			return -EMSGSIZE;
+		if (nsge >= ep->e_max_send_sge)
+			return -EMSGSIZE;
+		sg = &rm->data.op_sg[ep->e_xmit_sg];
+		len = min_t(u32, sg_dma_len(sg) - ep->e_xmit_sgoff,
+			    frag_len - done);
+		ss->ss_sge[nsge].addr = sg_dma_address(sg) + ep->e_xmit_sgoff;
+		ss->ss_sge[nsge].length = len;
+		ss->ss_sge[nsge].lkey = lkey;
+		nsge++;
+		done += len;
+		ep->e_xmit_sgoff += len;
+		if (ep->e_xmit_sgoff == sg_dma_len(sg)) {
+			ep->e_xmit_sg++;
+			ep->e_xmit_sgoff = 0;
+		}
+	}
+	ss->ss_wr.num_sge = nsge;
+	return done;
+}
+
+/* Map @rm and make it the message being transmitted. */
+static int rds_ib_xmit_start(struct rds_ib_ep *ep, struct rds_message *rm)
+{
+	struct ib_device *dev = ep->e_rid->rid_dev;
+
+	rm->data.op_count = 0;
+	if (rm->data.op_nents) {
+		int n = ib_dma_map_sg(dev, rm->data.op_sg, rm->data.op_nents,
+				      DMA_TO_DEVICE);
+
+		if (!n) {
+			rds_ib_stats_inc(s_ib_tx_sg_mapping_failure);
+			return -ENOMEM;
+		}
+		rm->data.op_count = n;
+	}
+	set_bit(RDS_MSG_MAPPED, &rm->m_flags);
+	rds_message_addref(rm);
+	ep->e_xmit_rm = rm;
+	ep->e_xmit_frag = 0;
+	ep->e_xmit_sg = 0;
+	ep->e_xmit_sgoff = 0;
+	return 0;
+}
+
+/**
+ * rds_ib_xmit - post (part of) a message
+ * @cp: path
+ * @rm: message
+ * @hdr_off: 0 on the first call for @rm, else sizeof(struct rds_header)
+ * @sg: where rds.ko thinks the payload resumes (we keep our own cursor)
+ * @off: offset in that entry
+ *
+ * Takes as many ring slots (and credits) as the remaining fragments need
+ * and are available, fills each slot's header copy and SGEs, and posts
+ * them with one ib_post_send().  Process context with IN_XMIT held, never
+ * sleeps.
+ *
+ * Return: header (first call only) plus payload bytes posted; -EAGAIN when
+ * the ring or the credits are exhausted (a completion or a credit update
+ * kicks the path); -ENOTCONN or -EIO to drop the path.
+ */
+int rds_ib_xmit(struct rds_conn_path *cp, struct rds_message *rm,
+		unsigned int hdr_off, unsigned int sg, unsigned int off)
+{
+	struct rds_ib_connection *ic = cp->cp_transport_data;
+	struct rds_ib_ep *ep = READ_ONCE(ic->ic_ep);
+	struct rds_ib_send_slot *ss, *first = NULL, *prev = NULL;
+	const struct ib_send_wr *bad;
+	u32 nfrags, want, got, credits, adv = 0, i, lkey, unsig_max;
+	u32 payload = rm->m_payload_len;
+	int bytes = 0, ret;
+	u8 flags;
+
+	if (!ep || !test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
+	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
+		return -ENOTCONN;
+
+	if (ep->e_xmit_rm != rm) {
+		if (ep->e_xmit_rm || hdr_off)
+			return -EIO;	/* rds.ko switched messages midway */
+		ret = rds_ib_xmit_start(ep, rm);
+		if (ret)
+			return -EIO;
+	}
+
+	nfrags = payload ? DIV_ROUND_UP(payload, RDS_FRAG_SIZE) : 1;
+	want = nfrags - ep->e_xmit_frag;
+	got = rds_ib_slots_get(ep, want);
+	if (!got) {
+		set_bit(RDS_IB_EP_TX_FULL, &ep->e_flags);
+		smp_mb__after_atomic();
+		got = rds_ib_slots_get(ep, want);
+		if (!got) {
+			rds_ib_stats_inc(s_ib_tx_ring_full);
+			return -EAGAIN;
+		}
+	}
+	credits = rds_ib_grab_credits(ep, got, &adv, false,
+				      RDS_MAX_ADV_CREDIT);
+	if (credits < got) {
+		atomic_add(got - credits, &ep->e_send_free);
+		got = credits;
+		if (!got) {
+			set_bit(RDS_IB_EP_TX_FULL, &ep->e_flags);
+			smp_mb__after_atomic();
+			credits = rds_ib_grab_credits(ep, 1, &adv, false,
+						      RDS_MAX_ADV_CREDIT);
+			if (!credits)
+				return -EAGAIN;
+			/* A credit arrived meanwhile; send one fragment. */
+			if (!rds_ib_slots_get(ep, 1)) {
+				rds_ib_return_credits(ep, 1);
+				return -EAGAIN;
+			}
+			got = 1;
+		}
+	}
+
+	flags = rm->m_inc.i_hdr.h_flags;
+	if (test_bit(RDS_MSG_ACK_REQUIRED, &rm->m_flags))
+		flags |= RDS_FLAG_ACK_REQUIRED;
+	if (test_bit(RDS_MSG_RETRANSMITTED, &rm->m_flags))
+		flags |= RDS_FLAG_RETRANSMITTED;
+
+	lkey = ep->e_rid->rid_pd->local_dma_lkey;
+	unsig_max = READ_ONCE(rds_ib_sysctl_max_unsig_wrs);
+	for (i = 0; i < got; i++) {
+		u32 idx = ep->e_send_head % ep->e_send_nr;
+		u32 frag = ep->e_xmit_frag;
+		u32 frag_len = 0;
+		struct rds_header *hdr = &ep->e_send_hdrs[idx];
+		u64 hdr_dma = ep->e_send_hdrs_dma + idx * sizeof(*hdr);
+		bool last = frag + 1 == nfrags;
+
+		ss = &ep->e_sends[idx];
+		ss->ss_seq = ep->e_send_head;
+		ss->ss_rm = NULL;
+		ss->ss_wr.next = NULL;
+		ss->ss_wr.num_sge = 1;
+		ss->ss_wr.send_flags = 0;
+
+		if (payload) {
+			frag_len = min_t(u32, RDS_FRAG_SIZE,
+					 payload - frag * RDS_FRAG_SIZE);
+			ret = rds_ib_frag_sges(ep, rm, ss, frag_len, lkey);
+			if (ret < 0) {
+				/* Unpostable: give back what is left. */
+				atomic_add(got - i, &ep->e_send_free);
+				rds_ib_return_credits(ep, got - i);
+				rds_ib_ep_error(ep, "message needs too many SGEs");
+				goto post;
+			}
+		}
+
+		ib_dma_sync_single_for_cpu(ep->e_rid->rid_dev, hdr_dma,
+					   sizeof(*hdr), DMA_TO_DEVICE);
+		memcpy(hdr, &rm->m_inc.i_hdr, sizeof(*hdr));
+		hdr->h_flags = flags;
+		hdr->h_ack = cpu_to_be64(rds_ib_take_ack(ep));
+		hdr->h_credit = adv;
+		if (adv)
+			rds_ib_stats_inc(s_ib_tx_credit_updates);
+		adv = 0;
+		rds_ib_header_csum(hdr);
+		ib_dma_sync_single_for_device(ep->e_rid->rid_dev, hdr_dma,
+					      sizeof(*hdr), DMA_TO_DEVICE);
+
+		if (++ep->e_unsig >= unsig_max || last ||
+		    (i + 1 == got && credits < want)) {
+			ss->ss_wr.send_flags |= IB_SEND_SIGNALED;
+			ep->e_unsig = 0;
+		}
+		if (last) {
+			ss->ss_wr.send_flags |= IB_SEND_SOLICITED;
+			/* The last fragment's slot inherits our reference. */
+			ss->ss_rm = rm;
+			ep->e_xmit_rm = NULL;
+		}
+
+		if (prev)
+			prev->ss_wr.next = &ss->ss_wr;
+		else
+			first = ss;
+		prev = ss;
+		ep->e_send_head++;
+		ep->e_xmit_frag++;
+		bytes += frag_len;
+	}
+
+post:
+	if (!first)
+		return -EIO;
+	/*
+	 * If the last slot was not signalled, a later send will be; the
+	 * final fragment of each message always is.
+	 */
+	ret = ib_post_send(ep->e_qp, &first->ss_wr, &bad);
+	if (unlikely(ret)) {
+		pr_info_ratelimited("RDS/IB: ib_post_send to %pI6c: %d\n",
+				    &cp->cp_conn->c_faddr, ret);
+		rds_ib_ep_error(ep, "ib_post_send failed");
+		return -EIO;
+	}
+	if (test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
+		return -EIO;
+	return (hdr_off ? 0 : sizeof(struct rds_header)) + bytes;
+}
+
+/**
+ * rds_ib_xmit_path_complete - end of a batch of ->xmit() calls
+ * @cp: path
+ *
+ * A requested ACK that no data fragment carried goes out now.
+ */
+void rds_ib_xmit_path_complete(struct rds_conn_path *cp)
+{
+	struct rds_ib_connection *ic = cp->cp_transport_data;
+	struct rds_ib_ep *ep = READ_ONCE(ic->ic_ep);
+
+	if (ep)
+		rds_ib_attempt_ack(ep);
+}
