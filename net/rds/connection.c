@@ -342,7 +342,9 @@ void rds_connect_worker(struct work_struct *work)
 		mutex_unlock(&cp->cp_cm_lock);
 		return;
 	}
-	ret = trans->conn_path_connect(cp);
+	/* A transport that cannot connect (yet) behaves like a dead peer. */
+	ret = trans->conn_path_connect ? trans->conn_path_connect(cp) :
+					 -EOPNOTSUPP;
 	mutex_unlock(&cp->cp_cm_lock);
 	if (ret) {
 		/* Count the failure in the backoff and try again later. */
@@ -379,7 +381,8 @@ static void rds_conn_path_shutdown(struct rds_conn_path *cp)
 	/* Senders see DISCONNECTING and stop; wait for the one inside. */
 	wait_event(cp->cp_waitq, !test_bit(RDS_IN_XMIT, &cp->cp_flags));
 
-	conn->c_trans->conn_path_shutdown(cp);
+	if (conn->c_trans->conn_path_shutdown)
+		conn->c_trans->conn_path_shutdown(cp);
 
 	rm = cp->cp_xmit_rm;
 	cp->cp_xmit_rm = NULL;

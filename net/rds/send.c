@@ -381,7 +381,6 @@ restart:
 		if (ret <= 0) {
 			if (ret == 0 || ret == -EAGAIN || ret == -ENOMEM) {
 				set_bit(RDS_LL_SEND_FULL, &cp->cp_flags);
-				rds_stats_inc(s_send_queue_full);
 				ret = -EAGAIN;
 			} else {
 				rds_conn_path_error(cp, "xmit failed: %d\n", ret);
