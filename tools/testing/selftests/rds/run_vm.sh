@@ -4,7 +4,8 @@
 # run_vm.sh - boot an RDS test cluster under QEMU and run selftests on it.
 #
 #   run_vm.sh [--kernel stock|6.12|debug] [--nodes N] [--peer-mods ours|intree]
-#             [--keep] [--expect-splat] [--no-build] [--src DIR] [TEST...]
+#             [--keep] [--expect-splat] [--no-build] [--src DIR] [--show]
+#             [TEST...]
 #
 # Builds our modules for the kernel, the test binaries and the guest helper,
 # packs one initramfs, boots N nodes in parallel (node 0 runs the tests, the
@@ -36,6 +37,7 @@ keep=0
 expect_splat=0
 build=1
 src=
+show=0
 tests=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -45,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--keep) keep=1; shift ;;
 	--expect-splat) expect_splat=1; shift ;;
 	--no-build) build=0; shift ;;
+	--show) show=1; shift ;;
 	--src) src=$(cd "$2" && pwd) || exit 2; shift 2 ;;
 	-h|--help) sed -n '4,8p' "$0"; exit 0 ;;
 	-*) echo "run_vm.sh: unknown option $1" >&2; exit 2 ;;
@@ -106,8 +109,10 @@ if [ "$build" = 1 ]; then
 			{ cat "$b/tests-build.log" >&2; log "test build failed"; exit 1; }
 	fi
 	mkdir -p "$testb"
-	gcc -static -O2 -Wall -o "$b/rdsvm" "$here/vm/rdsvm.c" ||
-		{ log "rdsvm build failed"; exit 1; }
+	for t in rdsvm rds_demo; do
+		gcc -static -O2 -Wall -o "$b/$t" "$here/vm/$t.c" ||
+			{ log "$t build failed"; exit 1; }
+	done
 fi
 
 # ---- which tests ----------------------------------------------------------
@@ -151,7 +156,7 @@ cp "$here/vm/init" "$root/init"
 for f in rds-peer rds-mods rds-reboot rds-shutdown; do
 	cp "$here/vm/$f" "$root/usr/bin/$f"
 done
-cp "$b/rdsvm" "$root/usr/bin/rdsvm"
+cp "$b/rdsvm" "$b/rds_demo" "$root/usr/bin/"
 cp "$modb/src/net/rds/rds.ko" "$modb/src/net/rds/rds_rdma.ko" "$root/lib/rds/ours/"
 cp "$modb/splat/rds_selftest_warn.ko" "$root/tests/"
 cp "$runlist" "$root/tests/run.list"
@@ -207,6 +212,11 @@ if [ "$nodes" -gt 2 ]; then
 	done
 fi
 
+# q35, not the default i440FX: under TCG the debug kernel's ACPI interpreter
+# times out (30 s each time) in the i440FX PCI interrupt routing method.
+machine=q35
+extra_cmdline=
+
 logdir=$work/logs
 mkdir -p "$logdir"
 start=$(date +%s)
@@ -228,10 +238,10 @@ for ((i = 0; i < nodes; i++)); do
 	else
 		mods=$peer_mods; reboot=()
 	fi
-	cmdline="console=ttyS0 panic=5 oops=panic loglevel=7 nokaslr"
+	cmdline="console=ttyS0 panic=5 oops=panic loglevel=7 nokaslr $extra_cmdline"
 	cmdline+=" RDSVM_NODE=$i RDSVM_NODES=$nodes RDSVM_KERNEL=$kernel"
 	cmdline+=" RDSVM_MODS=$mods RDSVM_PEER_MODS=$peer_mods"
-	qemu-system-x86_64 -accel "$accel" -cpu max -smp 2 -m "$mem" \
+	qemu-system-x86_64 -machine "$machine" -accel "$accel" -cpu max -smp 2 -m "$mem" \
 		-nodefaults -display none -no-user-config \
 		-kernel "$vmlinuz" -initrd "$work/initramfs.cpio" -append "$cmdline" \
 		-serial "file:$logdir/console-$i.log" -serial "file:$logdir/out-$i.log" \
@@ -279,6 +289,7 @@ while read -r name _; do
 		$0 == "@@RDSVM-BEGIN " n "@@" { on = 1; next }
 		on && index($0, "@@RDSVM-END " n " ") == 1 { print "RC " $3; on = 0; exit }
 		on { print }' "$out0.clean")
+	[ "$show" = 1 ] && printf '%s\n' "$body" | grep -v '^RC '
 	rcline=$(printf '%s\n' "$body" | grep '^RC ' | tail -n 1)
 	rc=${rcline#RC }
 	rc=${rc%@@}
