@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Until RDMA, memory registration and atomics land (a later issue), our
+ * modules refuse every RDMA and atomic control message with -EOPNOTSUPP,
+ * and nothing is sent.  The in-tree module implements them, so these tests
+ * are skipped when it is the one loaded (RDS_TEST_INTREE{,_LOCAL}=1).
+ * Each cmsg is well formed (right sizes, valid user pointers) so that the
+ * only reason to refuse it is the missing feature.
+ */
+#include "rds_test.h"
+
+FIXTURE(rc)
+{
+	int a, b;
+	struct sockaddr_storage aa, ba;
+	char buf[8192];
+	uint64_t word;
+	struct rds_iovec vec;
+};
+
+FIXTURE_VARIANT(rc)
+{
+	int family;
+};
+
+FIXTURE_VARIANT_ADD(rc, ipv4)
+{
+	.family = AF_INET,
+};
+
+FIXTURE_VARIANT_ADD(rc, ipv6)
+{
+	.family = AF_INET6,
+};
+
+FIXTURE_SETUP(rc)
+{
+	if (rds_intree())
+		SKIP(return, "the in-tree module implements RDMA and atomics");
+	self->a = rds_bound_socket(variant->family, 0, &self->aa);
+	ASSERT_LE(0, self->a) TH_LOG("bind: %s", strerror(errno));
+	self->b = rds_bound_socket(variant->family, 0, &self->ba);
+	ASSERT_LE(0, self->b) TH_LOG("bind: %s", strerror(errno));
+	self->vec.addr = (uintptr_t)self->buf;
+	self->vec.bytes = sizeof(self->buf);
+}
+
+FIXTURE_TEARDOWN(rc)
+{
+	if (rds_intree())
+		return;
+	close(self->a);
+	close(self->b);
+}
+
+static ssize_t send_cmsg(int fd, const struct sockaddr_storage *to, size_t plen,
+			 int type, const void *data, size_t dlen, void *payload)
+{
+	union {
+		char buf[CMSG_SPACE(256)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = payload, .iov_len = plen };
+	struct msghdr m = {
+		.msg_name = (void *)to, .msg_namelen = rds_sslen(to),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.buf, .msg_controllen = CMSG_SPACE(dlen),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+
+	memset(u.buf, 0, sizeof(u.buf));
+	c->cmsg_level = SOL_RDS;
+	c->cmsg_type = type;
+	c->cmsg_len = CMSG_LEN(dlen);
+	memcpy(CMSG_DATA(c), data, dlen);
+	return sendmsg(fd, &m, MSG_DONTWAIT);
+}
+
+static void nothing_arrived(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(rc) *self)
+{
+	char c;
+
+	ASSERT_EQ(1, rds_sendto(self->a, "m", 1, 0, &self->ba));
+	/* the marker is the first (and only) thing b gets */
+	ASSERT_EQ(1, rds_recv_wait(self->b, &c, 1, 0, NULL, RDS_WAIT_MS));
+	EXPECT_EQ('m', c);
+	EXPECT_ERRNO(recv(self->b, &c, 1, MSG_DONTWAIT), EAGAIN);
+}
+
+TEST_F(rc, rdma_args)
+{
+	struct rds_rdma_args args = {
+		.cookie = 0x1234,
+		.remote_vec = { .addr = 0, .bytes = 4096 },
+		.local_vec_addr = (uintptr_t)&self->vec,
+		.nr_local = 1,
+		.flags = RDS_RDMA_READWRITE | RDS_RDMA_NOTIFY_ME,
+		.user_token = 1,
+	};
+
+	self->vec.bytes = 4096;
+	EXPECT_ERRNO(send_cmsg(self->a, &self->ba, 16, RDS_CMSG_RDMA_ARGS,
+			       &args, sizeof(args), self->buf), EOPNOTSUPP);
+	args.flags = 0;
+	EXPECT_ERRNO(send_cmsg(self->a, &self->ba, 0, RDS_CMSG_RDMA_ARGS,
+			       &args, sizeof(args), self->buf), EOPNOTSUPP);
+	nothing_arrived(_metadata, self);
+}
+
+TEST_F(rc, rdma_dest)
+{
+	rds_rdma_cookie_t cookie = 0x100000001ULL;
+
+	EXPECT_ERRNO(send_cmsg(self->a, &self->ba, 16, RDS_CMSG_RDMA_DEST,
+			       &cookie, sizeof(cookie), self->buf), EOPNOTSUPP);
+	nothing_arrived(_metadata, self);
+}
+
+TEST_F(rc, rdma_map)
+{
+	struct rds_get_mr_args mr = {
+		.vec = { .addr = (uintptr_t)self->buf, .bytes = 4096 },
+		.cookie_addr = (uintptr_t)&self->word,
+		.flags = RDS_RDMA_USE_ONCE,
+	};
+
+	EXPECT_ERRNO(send_cmsg(self->a, &self->ba, 16, RDS_CMSG_RDMA_MAP,
+			       &mr, sizeof(mr), self->buf), EOPNOTSUPP);
+	nothing_arrived(_metadata, self);
+}
+
+TEST_F(rc, atomics)
+{
+	static const int types[] = {
+		RDS_CMSG_ATOMIC_FADD, RDS_CMSG_ATOMIC_CSWP,
+		RDS_CMSG_MASKED_ATOMIC_FADD, RDS_CMSG_MASKED_ATOMIC_CSWP,
+	};
+	struct rds_atomic_args at;
+	unsigned int i;
+
+	memset(&at, 0, sizeof(at));
+	at.cookie = 0x1234;
+	at.local_addr = (uintptr_t)&self->word;
+	at.remote_addr = 0;
+	at.flags = RDS_RDMA_NOTIFY_ME;
+	at.user_token = 2;
+	for (i = 0; i < 4; i++) {
+		TH_LOG("type %d", types[i]);
+		EXPECT_ERRNO(send_cmsg(self->a, &self->ba, 0, types[i], &at,
+				       sizeof(at), self->buf), EOPNOTSUPP);
+	}
+	nothing_arrived(_metadata, self);
+}
+
+RDS_TEST_MAIN
