@@ -39,6 +39,7 @@ static double now_us(void)
 static int rds_socket(const char *addr, int port, struct sockaddr_in *sin)
 {
 	int s = socket(AF_RDS, SOCK_SEQPACKET, 0);
+	int bufsz = 8 << 20;
 
 	if (s < 0) {
 		fprintf(stderr, "socket(AF_RDS): %s%s\n", strerror(errno),
@@ -52,6 +53,11 @@ static int rds_socket(const char *addr, int port, struct sockaddr_in *sin)
 		fprintf(stderr, "bad address %s\n", addr);
 		exit(2);
 	}
+	/* Room for 1 MiB messages: RDS allows sndbuf/2 bytes in flight. */
+	if (setsockopt(s, SOL_SOCKET, SO_SNDBUFFORCE, &bufsz, sizeof(bufsz)))
+		setsockopt(s, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
+	if (setsockopt(s, SOL_SOCKET, SO_RCVBUFFORCE, &bufsz, sizeof(bufsz)))
+		setsockopt(s, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
 	if (bind(s, (struct sockaddr *)sin, sizeof(*sin))) {
 		fprintf(stderr, "bind %s:%d: %s%s\n", addr, port, strerror(errno),
 			errno == EADDRNOTAVAIL ? " (no RDMA device has it?)" : "");
