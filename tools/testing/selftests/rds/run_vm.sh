@@ -255,11 +255,20 @@ done
 budget=$((240 + 60 * nodes))
 while read -r _ limit; do budget=$((budget + limit)); done <"$runlist"
 timed_out=0
+last_note=$start
 while kill -0 "$qpid0" 2>/dev/null; do
-	if [ $(( $(date +%s) - start )) -gt "$budget" ]; then
+	now=$(date +%s)
+	if [ $((now - start)) -gt "$budget" ]; then
 		log "node 0 did not finish within $budget s"
 		timed_out=1
 		break
+	fi
+	# Progress, once a minute: which test node 0 is running.
+	if [ $((now - last_note)) -ge 60 ]; then
+		last_note=$now
+		cur=$(grep -a '^@@RDSVM-BEGIN ' "$logdir/out-0.log" 2>/dev/null | tail -n 1 | cut -d' ' -f2)
+		done_n=$(grep -ac '^@@RDSVM-END ' "$logdir/out-0.log" 2>/dev/null)
+		log "$((now - start)) s: ${cur:+running ${cur%@@}, }$done_n/$ntests done"
 	fi
 	sleep 1
 done
