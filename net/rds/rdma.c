@@ -45,6 +45,17 @@ int rds_rdma_setsockopt(struct rds_sock *rs, int optname, sockptr_t optval,
 }
 
 /**
+ * rds_rdma_unuse - the peer finished an RDMA with one of our keys
+ * @rs: socket that received the message
+ * @r_key: the key from the RDMA extension header
+ *
+ * Frees a use-once MR; nothing to do until MRs exist.  Any context.
+ */
+void rds_rdma_unuse(struct rds_sock *rs, u32 r_key)
+{
+}
+
+/**
  * rds_rdma_drop_keys - release a closing socket's MRs (nothing yet)
  * @rs: socket
  */

@@ -956,8 +956,9 @@ void rds_inc_put(struct rds_incoming *inc);
  *
  * Discards duplicates (sequence < cp_next_rx_seq with RETRANSMITTED set),
  * advances cp_next_rx_seq, answers pings (dport 0), applies congestion map
- * updates (h_flags == RDS_FLAG_CONG_BITMAP), and queues everything else on
- * the destination socket, taking its own reference.  The caller keeps its
+ * updates (h_flags == RDS_FLAG_CONG_BITMAP), parses the RDMA and RDMA_DEST
+ * extension headers (i_rdma_cookie), and queues everything else on the
+ * destination socket, taking its own reference.  The caller keeps its
  * reference and drops it with rds_inc_put() afterwards.  The header
  * checksum must have been verified by the transport (rds_header_csum_ok()).
  * Calls for one path must be serialised by the transport (one receive
@@ -1245,6 +1246,7 @@ int rds_cmsg_rdma(struct rds_sock *rs, struct rds_message *rm,
 int rds_rdma_setsockopt(struct rds_sock *rs, int optname, sockptr_t optval,
 			unsigned int optlen);
 void rds_rdma_drop_keys(struct rds_sock *rs);
+void rds_rdma_unuse(struct rds_sock *rs, u32 r_key);
 
 int rds_cong_init(void);
 void rds_cong_exit(void);

@@ -146,6 +146,41 @@ static void rds_recv_ping(struct rds_conn_path *cp,
 	rds_send_pong(cp, sport, gfp);
 }
 
+/*
+ * Extension headers that concern the receiving socket: the cookie of an
+ * RDMA_DEST becomes the RDS_CMSG_RDMA_DEST of recvmsg(), an RDMA one tells
+ * the MR code that the peer is done with a use-once key.
+ */
+static void rds_recv_exthdrs(struct rds_incoming *inc, struct rds_sock *rs)
+{
+	union {
+		struct rds_ext_header_rdma rdma;
+		struct rds_ext_header_rdma_dest dest;
+		u8 raw[RDS_HEADER_EXT_SPACE];
+	} buf;
+	unsigned int pos = 0, len;
+	int type;
+
+	for (;;) {
+		len = sizeof(buf);
+		type = rds_message_next_extension(&inc->i_hdr, &pos, &buf, &len);
+		if (type == RDS_EXTHDR_NONE)
+			break;
+		switch (type) {
+		case RDS_EXTHDR_RDMA:
+			rds_rdma_unuse(rs, be32_to_cpu(buf.rdma.h_rdma_rkey));
+			break;
+		case RDS_EXTHDR_RDMA_DEST:
+			inc->i_rdma_cookie =
+				be32_to_cpu(buf.dest.h_rdma_rkey) |
+				((u64)be32_to_cpu(buf.dest.h_rdma_offset) << 32);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
 void rds_recv_incoming(struct rds_conn_path *cp, const struct in6_addr *saddr,
 		       const struct in6_addr *daddr, struct rds_incoming *inc,
 		       gfp_t gfp)
@@ -192,6 +227,7 @@ void rds_recv_incoming(struct rds_conn_path *cp, const struct in6_addr *saddr,
 	}
 	sk = rds_rs_to_sk(rs);
 	map = rds_inc_dest_map(inc);
+	rds_recv_exthdrs(inc, rs);
 
 	spin_lock_irqsave(&rs->rs_recv_lock, flags);
 	if (!sock_flag(sk, SOCK_DEAD)) {

@@ -617,7 +617,6 @@ static bool rds_send_queue_rm(struct rds_sock *rs, struct rds_conn_path *cp,
 		list_add_tail(&rm->m_sock_item, &rs->rs_send_queue);
 		set_bit(RDS_MSG_ON_SOCK, &rm->m_flags);
 
-		rds_message_populate_header(&rm->m_inc.i_hdr, sport, dport, 0);
 		rm->m_conn_path = cp;
 		rm->m_inc.i_conn = cp->cp_conn;
 		rm->m_inc.i_conn_path = cp;
@@ -702,6 +701,8 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 	if (!rm)
 		return -ENOMEM;
 	rm->m_daddr = daddr;
+	/* The header first: cmsgs may add extension headers to it. */
+	rds_message_populate_header(&rm->m_inc.i_hdr, sport, dport, 0);
 
 	/* cmsgs before the copy: a bad cmsg costs no page. */
 	ret = rds_send_cmsgs(rs, rm, msg);
