@@ -109,6 +109,10 @@ if [ "$build" = 1 ]; then
 			{ cat "$b/tests-build.log" >&2; log "test build failed"; exit 1; }
 	fi
 	mkdir -p "$testb"
+	if [ -f "${src:-$top}/tools/rds/Makefile" ]; then
+		make -s -C "${src:-$top}/tools/rds" O="$b/tools" >"$b/tools-build.log" 2>&1 ||
+			{ cat "$b/tools-build.log" >&2; log "tools build failed"; exit 1; }
+	fi
 	for t in rdsvm rds_demo; do
 		gcc -static -O2 -Wall -o "$b/$t" "$here/vm/$t.c" ||
 			{ log "$t build failed"; exit 1; }
@@ -157,6 +161,7 @@ for f in rds-peer rds-mods rds-reboot rds-shutdown; do
 	cp "$here/vm/$f" "$root/usr/bin/$f"
 done
 cp "$b/rdsvm" "$b/rds_demo" "$root/usr/bin/"
+[ -d "$b/tools" ] && cp "$b/tools"/* "$root/usr/bin/"
 cp "$modb/src/net/rds/rds.ko" "$modb/src/net/rds/rds_rdma.ko" "$root/lib/rds/ours/"
 cp "$modb/splat/rds_selftest_warn.ko" "$root/tests/"
 cp "$runlist" "$root/tests/run.list"
