@@ -17,7 +17,7 @@ K612=${RDS_K612:-6.12.117+deb12-amd64}
 pkgs=(
 	qemu-system-x86 busybox-static sparse kmod cpio xz-utils zstd
 	gcc make libc6-dev linux-libc-dev bc bison flex libelf-dev libssl-dev
-	dwarves rsync python3 iproute2
+	dwarves rsync python3 iproute2 dkms
 	"linux-image-$K61" "linux-headers-$K61"
 	"linux-image-$K612" "linux-headers-$K612"
 	linux-source-6.1 linux-source-6.12

@@ -4,7 +4,8 @@
 # check.sh [stock|6.12|debug] - everything `make check` runs.
 #
 #  1. W=1 builds against Debian's 6.1 and 6.12 headers: no warnings allowed.
-#  2. sparse (C=2) against both: no warnings allowed.
+#  2. sparse (C=2) against both: no warnings allowed; DKMS add/build/install
+#     for both kernels.
 #  3. The VM tiers: for each kernel, one cluster boot per peer flavour listed
 #     in tests.txt (our modules on the peer; Debian's in-tree ones).
 #  4. The harness self-test: a deliberate WARN must fail a run.
@@ -59,6 +60,42 @@ static_check build-w1-6.1 "/usr/src/linux-headers-$K61" W=1
 static_check build-w1-6.12 "/usr/src/linux-headers-$K612" W=1
 static_check sparse-6.1 "/usr/src/linux-headers-$K61" C=2
 static_check sparse-6.12 "/usr/src/linux-headers-$K612" C=2
+
+# DKMS: add, build and install for both Debian kernels, then remove again
+# (the VM tiers take the modules from the tree, not from /lib/modules).
+dkms_check() {
+	local ver name=rds-rdma k ok=1 d=$b/dkms
+	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+	dkms remove "$name/$ver" --all >/dev/null 2>&1
+	rm -rf "/usr/src/$name-$ver" "$d"
+	mkdir -p "$d"
+	rsync -a --exclude .git --exclude /build "$top/" "$d/src/"
+	if ! dkms add "$d/src" >"$d/log" 2>&1; then
+		ok=0
+	fi
+	for k in "$K61" "$K612"; do
+		[ "$ok" = 1 ] || break
+		if ! dkms build -m "$name" -v "$ver" -k "$k" >>"$d/log" 2>&1 ||
+		   ! dkms install -m "$name" -v "$ver" -k "$k" --force >>"$d/log" 2>&1; then
+			ok=0
+			break
+		fi
+		case "$(modinfo -k "$k" -n rds_rdma 2>/dev/null)" in
+		*/updates/*) ;;
+		*) echo "dkms: rds_rdma for $k is not ours" >>"$d/log"; ok=0 ;;
+		esac
+	done
+	dkms remove "$name/$ver" --all >>"$d/log" 2>&1
+	rm -rf "/usr/src/$name-$ver"
+	for k in "$K61" "$K612"; do depmod "$k" 2>/dev/null; done
+	if [ "$ok" = 1 ]; then
+		count dkms-6.1-6.12 ok
+	else
+		tail -n 30 "$d/log"
+		count dkms-6.1-6.12 fail
+	fi
+}
+dkms_check
 
 # ---- 3: VM tiers -------------------------------------------------------------
 run_tier() { # KERNEL PEER

@@ -190,8 +190,10 @@ if [ "$kernel" != debug ]; then
 		echo "$bn" >>"$root/lib/modules-base/order"
 	done
 	mkdir -p "$root/lib/rds/intree"
+	# By path, not modinfo: ours may be installed under updates/ (DKMS).
 	for m in rds rds_rdma; do
-		f=$(modinfo -k "$kver" -n "$m" 2>/dev/null) || { log "no in-tree $m for $kver"; exit 1; }
+		f=$(ls /lib/modules/"$kver"/kernel/net/rds/"$m".ko* 2>/dev/null | head -n 1)
+		[ -n "$f" ] || { log "no in-tree $m for $kver"; exit 1; }
 		unpack_ko "$f" "$root/lib/rds/intree/$m.ko"
 	done
 fi
