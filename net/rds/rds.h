@@ -68,6 +68,7 @@
 #include <linux/types.h>
 #include <linux/in6.h>
 #include <linux/list.h>
+#include <linux/rbtree.h>
 #include <linux/module.h>
 #include <linux/refcount.h>
 #include <linux/scatterlist.h>
@@ -334,7 +335,11 @@ static inline bool rds_conn_path_up(const struct rds_conn_path *cp)
  * @i_rx_tstamp: real-time receive stamp for SO_TIMESTAMP (rds.ko sets it)
  * @i_rx_lat_trace: local_clock() at the RDS_MSG_RX_* points; the transport
  *	may overwrite [RDS_MSG_RX_HDR] with the time it saw the header
- * @i_rdma_cookie: cookie from an RDMA_DEST extension (later issue)
+ * @i_rdma_cookie: cookie from an RDMA_DEST extension
+ * @i_holds: delivery holds (rds_inc_hold()); recvmsg() and poll() do not
+ *	return this message, nor anything queued after it on its socket,
+ *	while it is non-zero
+ * @i_hold_rs: socket to wake when the last hold goes (reference held)
  */
 struct rds_incoming {
 	refcount_t		i_refcount;
@@ -347,6 +352,8 @@ struct rds_incoming {
 	ktime_t			i_rx_tstamp;
 	u64			i_rx_lat_trace[RDS_RX_MAX_TRACES];
 	u64			i_rdma_cookie;
+	atomic_t		i_holds;
+	struct rds_sock		*i_hold_rs;
 };
 
 /* m_flags bits */
@@ -380,22 +387,43 @@ struct rm_data_op {
 };
 
 /**
- * struct rm_rdma_op - an RDMA READ/WRITE riding on a message (later issue)
- * @op_active: the message carries an RDMA op; never set in this issue
- * @op_write: RDMA WRITE (else READ)
- * @op_fence: fence the following SEND
- * @op_notify: queue an RDS_CMSG_RDMA_STATUS when done
- * @op_recverr: notify on failure only
- * @op_silent: no data message follows
- * @op_mapped: transport mapped op_sg
- * @op_rkey: remote key
- * @op_remote_addr: remote address
- * @op_bytes: total bytes
- * @op_nents: sg entries
- * @op_count: mapped entries
- * @op_sg: local pages
- * @op_notifier: notification to queue (struct defined with the RDMA code)
- * @op_rdma_mr: MR to release when done
+ * struct rds_notifier - one RDS_CMSG_RDMA_STATUS waiting for recvmsg()
+ * @n_list: entry in rs->rs_notify_queue
+ * @n_user_token: the user_token of the op
+ * @n_status: RDS_RDMA_SUCCESS, _REMOTE_ERROR, _CANCELED, _DROPPED,
+ *	_OTHER_ERROR
+ */
+struct rds_notifier {
+	struct list_head	n_list;
+	u64			n_user_token;
+	int			n_status;
+};
+
+/**
+ * struct rm_rdma_op - an RDMA READ/WRITE riding on a message
+ * @op_active: the message carries an RDMA op (RDS_CMSG_RDMA_ARGS)
+ * @op_write: RDMA WRITE (local to remote), else READ (remote to local)
+ * @op_fence: IB_SEND_FENCE on the SEND that follows the RDMA
+ * @op_notify: queue an RDS_CMSG_RDMA_STATUS whatever the outcome
+ * @op_recverr: queue one on failure only (RDS_RECVERR set on the socket)
+ * @op_silent: RDS_RDMA_SILENT: when the message has no payload and no
+ *	cookie either, no SEND follows at all: the RDMA WR is the final op
+ * @op_mapped: the transport DMA mapped op_sg (transport bookkeeping)
+ * @op_use_once: the remote cookie is one of our nodes' use-once keys
+ *	(RDS_MR_IOVA_USE_ONCE in its offset) or the application flagged the
+ *	op RDS_RDMA_USE_ONCE: the completing SEND may invalidate op_rkey
+ *	remotely (IB_WR_SEND_WITH_INV) when the connection negotiated it
+ * @op_rkey: remote key (low 32 bits of the cookie)
+ * @op_remote_addr: remote address: cookie offset + remote_vec.addr
+ * @op_bytes: total bytes (sum of the local iovecs, <= remote_vec.bytes,
+ *	<= RDS_MAX_MSG_SIZE)
+ * @op_nents: entries in op_sg; each within one page
+ * @op_count: mapped entries (transport bookkeeping)
+ * @op_sg: the local pages, pinned by rds.ko (FOLL_WRITE for READ), unpinned
+ *	when the message is freed
+ * @op_notifier: the notification, or NULL; rds.ko queues it once, from
+ *	rds_rdma_send_complete() or when the message is dropped/cancelled
+ * @op_rdma_mr: NULL for this op (the MAP/DEST MR is rm->m_rdma_mr)
  */
 struct rm_rdma_op {
 	unsigned int		op_active:1;
@@ -405,31 +433,39 @@ struct rm_rdma_op {
 	unsigned int		op_recverr:1;
 	unsigned int		op_silent:1;
 	unsigned int		op_mapped:1;
+	unsigned int		op_use_once:1;
 	u32			op_rkey;
 	u64			op_remote_addr;
 	u32			op_bytes;
 	unsigned int		op_nents;
 	unsigned int		op_count;
 	struct scatterlist	*op_sg;
-	void			*op_notifier;
+	struct rds_notifier	*op_notifier;
 	void			*op_rdma_mr;
 };
 
 /**
- * struct rm_atomic_op - a (masked) atomic riding on a message (later issue)
- * @op_active: the message carries an atomic op; never set in this issue
+ * struct rm_atomic_op - a (masked) atomic riding on a message
+ * @op_active: the message carries an atomic op (RDS_CMSG_*ATOMIC_*)
  * @op_type: RDS_ATOMIC_TYPE_CSWP or _FADD
- * @op_notify: queue a notification when done
+ * @op_notify: queue a notification whatever the outcome
  * @op_recverr: notify on failure only
- * @op_silent: no data message follows
+ * @op_silent: as for rm_rdma_op
  * @op_mapped: transport mapped op_sg
+ * @op_masked: the application asked for a MASKED_* op; the masks below are
+ *	then its own.  For the plain ops rds.ko sets the masks that make the
+ *	masked op equal the plain one (CSWP: both ~0; FADD: nocarry 0), so a
+ *	transport may always post the masked opcode, or a plain one when
+ *	op_masked is clear, or emulate the masked one on plain atomics
+ * @op_use_once: as for rm_rdma_op
  * @op_m_cswp: compare/swap operands and masks
  * @op_m_fadd: add operand and nocarry mask
  * @op_rkey: remote key
- * @op_remote_addr: remote address
- * @op_sg: the 8-byte local result buffer
- * @op_notifier: notification to queue
- * @op_rdma_mr: MR to release when done
+ * @op_remote_addr: remote address (cookie offset + remote_addr), 8-aligned
+ *	is the HCA's business (it fails the op, REMOTE_ERROR)
+ * @op_sg: one entry: the 8-byte local result buffer (8-byte aligned, pinned)
+ * @op_notifier: notification, or NULL
+ * @op_rdma_mr: unused (NULL)
  */
 struct rm_atomic_op {
 	unsigned int		op_active:1;
@@ -438,6 +474,8 @@ struct rm_atomic_op {
 	unsigned int		op_recverr:1;
 	unsigned int		op_silent:1;
 	unsigned int		op_mapped:1;
+	unsigned int		op_masked:1;
+	unsigned int		op_use_once:1;
 	union {
 		struct {
 			u64	compare;
@@ -453,7 +491,7 @@ struct rm_atomic_op {
 	u32			op_rkey;
 	u64			op_remote_addr;
 	struct scatterlist	*op_sg;
-	void			*op_notifier;
+	struct rds_notifier	*op_notifier;
 	void			*op_rdma_mr;
 };
 
@@ -474,12 +512,13 @@ struct rm_atomic_op {
  * @m_rs: socket that sent it (a reference is held while m_rs is set);
  *	NULL for kernel messages (pongs, congestion updates)
  * @m_conn_path: path it is queued on
- * @m_rdma_cookie: cookie of an RDMA_DEST/MAP cmsg (later issue)
+ * @m_rdma_cookie: cookie of an RDMA_DEST/MAP cmsg (sent as RDMA_DEST)
  * @m_final_op: the op whose completion releases the message (transport)
  * @m_payload_len: payload bytes (== be32_to_cpu(m_inc.i_hdr.h_len))
  * @data: the payload
- * @rdma: RDMA op hook (later issue; op_active is 0)
- * @atomic: atomic op hook (later issue; op_active is 0)
+ * @rdma: the RDMA op (rdma.op_active)
+ * @atomic: the atomic op (atomic.op_active)
+ * @m_rdma_mr: MR of an RDS_CMSG_RDMA_MAP/DEST (a reference), or NULL
  * @m_sg: storage of data.op_sg (allocated with the message)
  */
 struct rds_message {
@@ -499,7 +538,88 @@ struct rds_message {
 	struct rm_data_op	data;
 	struct rm_rdma_op	rdma;
 	struct rm_atomic_op	atomic;
+	struct rds_mr		*m_rdma_mr;
 	struct scatterlist	m_sg[];
+};
+
+/*
+ * RDMA cookies.  In-tree format: rkey | (u64)offset << 32, and an issuer
+ * addresses cookie offset + remote_vec.addr.  Our MRs are registered at the
+ * iova in the offset field; bit 31 of it marks our use-once keys (see
+ * Documentation/networking/rds.rst, "How the issuer learns ...").
+ */
+#define RDS_MR_IOVA_USE_ONCE	0x80000000U
+
+static inline u64 rds_rdma_make_cookie(u32 r_key, u32 offset)
+{
+	return r_key | ((u64)offset << 32);
+}
+
+static inline u32 rds_rdma_cookie_key(u64 cookie)
+{
+	return (u32)cookie;
+}
+
+static inline u32 rds_rdma_cookie_offset(u64 cookie)
+{
+	return (u32)(cookie >> 32);
+}
+
+/* r_state bits of struct rds_mr */
+#define RDS_MR_IN_TREE		0	/* in rs->rs_mr_tree */
+#define RDS_MR_TRANS_FREED	1	/* ->free_mr()/->unuse_mr() called */
+
+/**
+ * struct rds_mr - one registered memory region of a socket
+ * @r_node: entry in rs->rs_mr_tree, keyed by r_key (rds.ko)
+ * @r_refcount: references: the socket's tree, each message that names it
+ *	(MAP/DEST), and the transport's (taken by rds.ko for it when
+ *	->get_mr() succeeds); the last rds_mr_put() unpins the pages (from a
+ *	work item, so any context may put) and frees the object
+ * @r_state: RDS_MR_* bits (atomic bitops)
+ * @r_key: the rkey; set by the transport in ->get_mr()
+ * @r_iova: in: the iova rds.ko wants (RDS_MR_IOVA_USE_ONCE if use-once |
+ *	page offset of the buffer); the transport registers the MR at it, or
+ *	stores the iova it used instead (< 2^32); the cookie's offset
+ * @r_use_once: RDS_RDMA_USE_ONCE: dies when the peer's completing message
+ *	arrives (->unuse_mr())
+ * @r_invalidate: RDS_RDMA_INVALIDATE: invalidate now when freed
+ * @r_write: RDS_RDMA_READWRITE was asked (access rights: the transport
+ *	grants REMOTE_READ always, REMOTE_WRITE when set, REMOTE_ATOMIC when
+ *	it can do atomics)
+ * @r_addr: user address of the buffer
+ * @r_len: its length in bytes (<= RDS_MAX_MSG_SIZE)
+ * @r_nents: entries in r_sg (= pinned pages)
+ * @r_sg: the pinned pages, one entry per page, the first starting at the
+ *	page offset of r_addr and the last ending at r_addr + r_len (rds.ko)
+ * @r_pages: the pinned pages (rds.ko)
+ * @r_sock: owning socket (no reference; NULL once it closed)
+ * @r_trans: transport that registered it
+ * @r_trans_private: the transport's object (pool MR, device)
+ * @r_free_work: deferred unpin (rds.ko)
+ * @r_mm_pinned: pages accounted to r_user against RLIMIT_MEMLOCK (rds.ko)
+ * @r_user: user charged (rds.ko)
+ */
+struct rds_mr {
+	struct rb_node		r_node;
+	refcount_t		r_refcount;
+	unsigned long		r_state;
+	u32			r_key;
+	u64			r_iova;
+	unsigned int		r_use_once:1;
+	unsigned int		r_invalidate:1;
+	unsigned int		r_write:1;
+	u64			r_addr;
+	u64			r_len;
+	unsigned int		r_nents;
+	struct scatterlist	*r_sg;
+	struct page		**r_pages;
+	struct rds_sock		*r_sock;
+	struct rds_transport	*r_trans;
+	void			*r_trans_private;
+	struct work_struct	r_free_work;
+	unsigned long		r_mm_pinned;
+	struct user_struct	*r_user;
 };
 
 /**
@@ -548,8 +668,20 @@ struct rds_message {
  * @xmit_path_prepare: optional, called before a batch of ->xmit() calls
  * @xmit_path_complete: optional, called after a batch of ->xmit() calls
  *	(ring the doorbell, post the chain, send a pending ACK)
- * @xmit_rdma: optional, post rm->rdma (later issue; NULL = EOPNOTSUPP)
- * @xmit_atomic: optional, post rm->atomic (later issue; NULL = EOPNOTSUPP)
+ * @xmit_rdma: optional, post rm->rdma (NULL: RDMA cmsgs get EOPNOTSUPP).
+ *	Called by rds_send_xmit() like ->xmit() (RDS_IN_XMIT held, must not
+ *	sleep), before the message's ->xmit() and after its ->xmit_atomic(),
+ *	once per transmission; @op is &rm->rdma (container_of for rm).
+ *	Messages with RDMA/atomic ops are never retransmitted: after a
+ *	reconnect rds.ko drops them with RDS_RDMA_DROPPED.  Return 0 or, like
+ *	->xmit(), -EAGAIN/-ENOMEM when the ring is full (called again later)
+ *	or another error (drops the path).  If op_silent and the message has
+ *	no payload and no cookie, ->xmit() is not called for it: the RDMA WR
+ *	is then the message's final op.  The transport reports the outcome
+ *	with rds_rdma_send_complete() once (from the completion of the final
+ *	op of the message: the SEND, or the RDMA WR when silent).
+ * @xmit_atomic: optional, post rm->atomic (NULL: atomic cmsgs get
+ *	EOPNOTSUPP); as @xmit_rdma, reporting with rds_atomic_send_complete()
  * @recv_path: refill receive buffers (receive worker, process context,
  *	may sleep); -ENOMEM/-EAGAIN retries later
  * @inc_copy_to_user: copy up to iov_iter_count(@to) payload bytes of @inc
@@ -562,6 +694,49 @@ struct rds_message {
  * @get_tos_map: map a user TOS to the TOS used on the wire (NULL: 1:1)
  * @is_acked: optional; true if the transport knows @rm was received (for
  *	transports that ACK by other means; IB leaves it NULL)
+ * @get_mr: optional (NULL: RDS_GET_MR and RDS_CMSG_RDMA_MAP get
+ *	EOPNOTSUPP): register @mr->r_sg (@mr->r_nents pages, pinned by rds.ko)
+ *	for remote access by any peer, at @mr->r_iova, honouring r_write and
+ *	r_use_once; set r_key (and r_iova if it differs) and r_trans_private.
+ *	@rs is the bound socket (its bound address names the device), @conn
+ *	the connection for RDS_CMSG_RDMA_MAP (may be ignored), NULL for the
+ *	socket options: registration must not need a connection.  Process
+ *	context, may sleep, lock_sock() may be held.  Return 0 (the key is
+ *	valid in the HCA on return; the transport then owns one reference
+ *	on @mr, taken by rds.ko), -EMSGSIZE above its registration limit,
+ *	-ENOMEM/-EAGAIN when out of MRs, -ENODEV when the address has no
+ *	device, other errors as they come; on error nothing is kept.
+ * @free_mr: required with @get_mr: the MR left the socket (RDS_FREE_MR,
+ *	socket close, or a failed sendmsg that had mapped it).  Called once
+ *	per successful ->get_mr() (unless ->unuse_mr() was called instead),
+ *	any context but hardirq, no rds.ko spinlock held.  The transport
+ *	invalidates the key now if @invalidate (RDS_RDMA_INVALIDATE), else
+ *	when it likes (batched, lazily), and drops its reference with
+ *	rds_mr_put() only once the key is dead in the HCA and the pages are
+ *	DMA unmapped: the pages stay pinned until then.
+ * @unuse_mr: optional: a message completing an RDMA on use-once @mr has
+ *	arrived (RDS_EXTHDR_RDMA with its rkey); rds.ko has taken @mr off the
+ *	socket and passes the transport's reference over as for ->free_mr().
+ *	The key must be dead before @inc is delivered: if it already is (the
+ *	peer invalidated it remotely: the transport saw IB_WC_WITH_INVALIDATE
+ *	for this rkey on @inc's receive completion) the transport releases
+ *	the MR and returns; otherwise it calls rds_inc_hold(@inc) before
+ *	returning, queues the invalidation, and calls rds_inc_unhold(@inc)
+ *	when it completed (or failed: then after dropping the connection, so
+ *	that the key cannot be used by this peer any more).  Called from
+ *	rds_recv_incoming() (its context; no rds.ko spinlock held).  NULL:
+ *	rds.ko calls ->free_mr(@mr, true) and delivers at once.
+ * @sync_mr: optional: make DMA into/out of @mr visible (@direction is a
+ *	DMA_* direction); called when a non-use-once MR is named by an
+ *	RDS_EXTHDR_RDMA (FROM_DEVICE) or sent as RDMA_DEST (TO_DEVICE)
+ * @flush_mrs: optional: invalidate and release every MR freed but not yet
+ *	invalidated (RDS_FREE_MR with cookie 0; NULL: that gets EINVAL).
+ *	Process context, may sleep.
+ * @atomic_check: optional: can the device behind @rs (and @conn, which may
+ *	not be connected yet) do the atomic; @masked: a MASKED_* op (the
+ *	transport may emulate it).  0, or -EOPNOTSUPP which sendmsg() returns
+ *	(never a false success on a device without atomics).  Process
+ *	context.  NULL with @xmit_atomic set: always possible.
  */
 struct rds_transport {
 	char			t_name[16];
@@ -587,6 +762,16 @@ struct rds_transport {
 	void (*inc_free)(struct rds_incoming *inc);
 	u8 (*get_tos_map)(u8 tos);
 	bool (*is_acked)(struct rds_message *rm, u64 ack);
+
+	/* RDMA; see rdma.c */
+	int (*get_mr)(struct rds_sock *rs, struct rds_mr *mr,
+		      struct rds_connection *conn);
+	void (*free_mr)(struct rds_mr *mr, bool invalidate);
+	void (*unuse_mr)(struct rds_mr *mr, struct rds_incoming *inc);
+	void (*sync_mr)(struct rds_mr *mr, int direction);
+	void (*flush_mrs)(struct rds_sock *rs);
+	int (*atomic_check)(struct rds_sock *rs, struct rds_connection *conn,
+			    bool masked);
 };
 
 /* transport.c */
@@ -657,7 +842,10 @@ struct rds_bind_key {
  * @rs_recverr: RDS_RECVERR set
  * @rs_rx_traces: number of rx latency trace points requested
  * @rs_rx_trace: the trace points
- * @rs_notify_queue: RDMA notifications (later issue; always empty)
+ * @rs_notify_queue: struct rds_notifier waiting for recvmsg(), under
+ *	rs_lock
+ * @rs_rdma_lock: protects rs_mr_tree
+ * @rs_mr_tree: the socket's MRs (struct rds_mr), keyed by r_key
  * @rs_seen_congestion: a send met a congested port; poll() also waits for
  *	congestion map updates
  */
@@ -691,6 +879,9 @@ struct rds_sock {
 	u8			rs_rx_trace[RDS_MSG_RX_DGRAM_TRACE_MAX];
 	struct list_head	rs_notify_queue;
 	bool			rs_seen_congestion;
+
+	spinlock_t		rs_rdma_lock;
+	struct rb_root		rs_mr_tree;
 };
 
 #define rs_bound_addr		rs_bound.addr
@@ -1241,12 +1432,86 @@ int rds_message_inc_copy_to_user(struct rds_incoming *inc,
 				 struct iov_iter *to);
 void rds_message_exit(void);
 
+/* ------------------------------------------------------------------------
+ * rdma.c: MRs, RDMA/atomic ops, notifications
+ * ------------------------------------------------------------------------
+ */
+
 int rds_cmsg_rdma(struct rds_sock *rs, struct rds_message *rm,
 		  struct cmsghdr *cmsg);
 int rds_rdma_setsockopt(struct rds_sock *rs, int optname, sockptr_t optval,
 			unsigned int optlen);
+void rds_rdma_sock_init(struct rds_sock *rs);
 void rds_rdma_drop_keys(struct rds_sock *rs);
 void rds_rdma_unuse(struct rds_sock *rs, u32 r_key);
+void rds_rdma_unuse_inc(struct rds_sock *rs, struct rds_incoming *inc,
+			u32 r_key);
+int rds_rdma_check_send(struct rds_sock *rs, struct rds_message *rm,
+			struct rds_connection *conn);
+void rds_rdma_free_ops(struct rds_message *rm);
+bool rds_rdma_msg_drop(struct rds_message *rm, int status);
+int rds_notify_recv(struct rds_sock *rs, struct msghdr *msg);
+bool rds_inc_held(struct rds_incoming *inc);
+
+/**
+ * rds_mr_get - take a reference on an MR
+ * @mr: the MR
+ */
+static inline void rds_mr_get(struct rds_mr *mr)
+{
+	refcount_inc(&mr->r_refcount);
+}
+
+/**
+ * rds_mr_put - drop a reference on an MR
+ * @mr: the MR
+ *
+ * The last one unpins the pages (from a work item) and frees @mr.  A
+ * transport calls it once the key is dead and the pages are DMA unmapped.
+ * Any context.
+ */
+void rds_mr_put(struct rds_mr *mr);
+
+/**
+ * rds_rdma_send_complete - the transport finished the RDMA op of @rm
+ * @rm: the message
+ * @status: RDS_RDMA_SUCCESS only if the op completed;
+ *	RDS_RDMA_REMOTE_ERROR for a remote access/invalid request/operation
+ *	error (bad or stale key), RDS_RDMA_DROPPED for a flushed WR (the
+ *	connection went down), RDS_RDMA_OTHER_ERROR otherwise
+ *
+ * Queues the op's notification (always with NOTIFY_ME, on failure with
+ * RDS_RECVERR) on the sending socket and wakes it; later calls for the
+ * same op do nothing.  Any context.
+ */
+void rds_rdma_send_complete(struct rds_message *rm, int status);
+
+/**
+ * rds_atomic_send_complete - the transport finished the atomic op of @rm
+ * @rm: the message
+ * @status: as for rds_rdma_send_complete()
+ *
+ * The 8-byte result must have been written to the local buffer.
+ * Any context.
+ */
+void rds_atomic_send_complete(struct rds_message *rm, int status);
+
+/**
+ * rds_inc_hold - hold delivery of @inc until rds_inc_unhold()
+ * @inc: the message (from ->unuse_mr())
+ *
+ * Takes a reference on @inc too.  Any context.
+ */
+void rds_inc_hold(struct rds_incoming *inc);
+
+/**
+ * rds_inc_unhold - release a hold taken with rds_inc_hold()
+ * @inc: the message
+ *
+ * When the last hold goes the message (and those after it) become
+ * readable.  Drops the reference rds_inc_hold() took.  Any context.
+ */
+void rds_inc_unhold(struct rds_incoming *inc);
 
 int rds_cong_init(void);
 void rds_cong_exit(void);
