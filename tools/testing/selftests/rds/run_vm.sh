@@ -245,7 +245,7 @@ for ((i = 0; i < nodes; i++)); do
 	else
 		mods=$peer_mods; reboot=()
 	fi
-	cmdline="console=ttyS0 panic=5 oops=panic loglevel=7 nokaslr $extra_cmdline"
+	cmdline="console=ttyS0 panic=5 oops=panic loglevel=7 nokaslr no_timer_check $extra_cmdline"
 	cmdline+=" RDSVM_NODE=$i RDSVM_NODES=$nodes RDSVM_KERNEL=$kernel"
 	cmdline+=" RDSVM_MODS=$mods RDSVM_PEER_MODS=$peer_mods"
 	qemu-system-x86_64 -machine "$machine" -accel "$accel" -cpu max -smp 2 -m "$mem" \
@@ -274,8 +274,9 @@ while kill -0 "$qpid0" 2>/dev/null; do
 	if [ $((now - last_note)) -ge 60 ]; then
 		last_note=$now
 		cur=$(grep -a '^@@RDSVM-BEGIN ' "$logdir/out-0.log" 2>/dev/null | tail -n 1 | cut -d' ' -f2)
+		cur=${cur%@@}
 		done_n=$(grep -ac '^@@RDSVM-END ' "$logdir/out-0.log" 2>/dev/null)
-		log "$((now - start)) s: ${cur:+running ${cur%@@}, }$done_n/$ntests done"
+		log "$((now - start)) s: ${cur:+running $cur, }$done_n/$ntests done"
 	fi
 	sleep 1
 done
