@@ -383,4 +383,58 @@ TEST(v6_v4mapped_binds_v4)
 	close(fd);
 }
 
+static long refcnt(const char *mod)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", mod);
+	if (rds_read_file(path, buf, sizeof(buf)))
+		return -1;
+	return atol(buf);
+}
+
+/*
+ * Failed binds must not leak anything, e.g. a reference on the transport
+ * module (which would make rds_rdma impossible to unload).  The in-tree
+ * rds_bind() leaks one when rds_add_bound() fails (EADDRINUSE, port 1), so
+ * this is skipped against it.
+ */
+TEST(failed_binds_leak_nothing)
+{
+	struct sockaddr_storage ss;
+	long before, after;
+	int i, owner, fd;
+
+	if (rds_intree())
+		SKIP(return, "in-tree rds_bind() leaks a module reference on this path");
+	before = refcnt("rds_rdma");
+	if (before < 0)
+		SKIP(return, "no /sys/module/rds_rdma/refcnt");
+	owner = rds_bound_socket(AF_INET, 0, &ss);
+	ASSERT_LE(0, owner);
+	for (i = 0; i < 20; i++) {
+		fd = rds_socket();
+		ASSERT_LE(0, fd);
+		EXPECT_ERRNO(bind(fd, (struct sockaddr *)&ss, rds_sslen(&ss)),
+			     EADDRINUSE);
+		rds_set_port(&ss, RDS_PROBE_PORT);
+		EXPECT_ERRNO(bind(fd, (struct sockaddr *)&ss, rds_sslen(&ss)), EINVAL);
+		close(fd);
+		fd = rds_socket();
+		ASSERT_LE(0, fd);
+		EXPECT_EQ(0, setsockopt(fd, SOL_RDS, SO_RDS_TRANSPORT,
+					&(int){ RDS_TRANS_IB }, sizeof(int)));
+		EXPECT_ERRNO(bind(fd, (struct sockaddr *)&ss, rds_sslen(&ss)), EINVAL);
+		close(fd);
+		{
+			socklen_t l = sizeof(ss);
+
+			ASSERT_EQ(0, getsockname(owner, (struct sockaddr *)&ss, &l));
+		}
+	}
+	close(owner);
+	after = refcnt("rds_rdma");
+	EXPECT_EQ(before, after) TH_LOG("rds_rdma refcnt %ld -> %ld", before, after);
+}
+
 RDS_TEST_MAIN
