@@ -145,6 +145,7 @@ static void rds_ib_remove_one(struct ib_device *dev, void *client_data)
 	rid->rid_dead = true;
 	spin_unlock(&rid->rid_lock);
 	rds_ib_device_drop_eps(rid);
+	rds_ib_mr_device_remove(rid);
 	/* Endpoints held the only other references; the PD goes now. */
 	WARN_ON(kref_read(&rid->rid_ref) != 1);
 	rds_ib_device_put(rid);

@@ -392,6 +392,14 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 
+	/* status == SUCCESS: wc_flags and ex.invalidate_rkey are valid. */
+	if ((wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
+	    rds_ib_inv_recv_remote(ep, wc->ex.invalidate_rkey)) {
+		rds_ib_frag_put(page);
+		rds_ib_ep_error(ep, "bogus remote invalidation");
+		return;
+	}
+
 	byte_len = wc->byte_len;
 	if (byte_len < sizeof(hdr)) {
 		rds_ib_frag_put(page);

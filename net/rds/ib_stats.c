@@ -61,6 +61,13 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_rdma_mr_1m_reused",
 	"ib_atomic_cswp",
 	"ib_atomic_fadd",
+	"ib_rdma_reg_wrs",
+	"ib_rdma_reg_completions",
+	"ib_rdma_remote_inv",
+	"ib_rdma_remote_inv_bogus",
+	"ib_rdma_local_inv",
+	"ib_rdma_inv_batches",
+	"ib_rdma_inv_completions",
 };
 
 static_assert(ARRAY_SIZE(rds_ib_stat_names) * sizeof(u64) ==

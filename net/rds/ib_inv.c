@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ib_inv.c - the invalidation policy: how keys die.
+ *
+ * Theory of operation
+ * ===================
+ *
+ * A key dies exactly once, by one of three paths, each ending in
+ * rds_ib_mr_key_dead() (ib_mr.c), which removes it from the device's index
+ * of live keys (md_keys), releases whoever waits for its death and lets
+ * the MR return to its pool once its user released it too:
+ *
+ * 1. Remote invalidation.  We advertise RDS_IB_CAP_SEND_INV in the CM
+ *    private data (the reserved1 byte the in-tree module zeroes and never
+ *    reads) when our device can take it and rds_ib_inv_force_local is off.
+ *    An issuer on a connection whose peer advertised it sends the message
+ *    that completes an RDMA or atomic against a use-once cookie (offset
+ *    bit RDS_MR_IOVA_USE_ONCE) as IB_WR_SEND_WITH_INV
+ *    (rds_ib_inv_send_remote_ok).  The owner's receive completion carries
+ *    IB_WC_WITH_INVALIDATE; rds_ib_inv_recv_remote() checks that the rkey
+ *    is one of our live use-once keys and retires it without posting
+ *    anything.  Anything else is a protocol error: the caller drops the
+ *    connection.  The HCA invalidates the key before it generates the
+ *    receive completion, so the key is dead before the message is seen.
+ *
+ * 2. Batched local invalidation.  Keys of MRs released by their user, and
+ *    use-once keys whose completing message arrived without remote
+ *    invalidation (an in-tree peer, a device without it, or forced), are
+ *    queued on the device's pending list.  The batch worker chains up to
+ *    rds_ib_inv_batch IB_WR_LOCAL_INVs into one ib_post_send() on the
+ *    registration QP with only the last one signalled:
+ *
+ *      ORDER: strong send queue ordering means that when the last WR of
+ *      the chain completes successfully, every LOCAL_INV before it has.
+ *
+ *    The batch goes out when it is full, when someone waits for one of its
+ *    keys (rds_ib_inv_wait_key, an MR released with invalidate, a full
+ *    pool), or after rds_ib_inv_flush_us.  A message completing a use-once
+ *    RDMA is handed on only from the waiter callback, i.e. after the batch
+ *    holding its key completed.
+ *
+ * 3. Recovery.  A failed or flushed LOCAL_INV (or REG_MR) leaves the key's
+ *    state unknown: the MRs go to md_unknown and recovery (ib_mr.c)
+ *    deregisters them after draining the registration QP, which kills the
+ *    keys for good and releases their waiters.  Such MRs are never reused.
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "ib.h"
+
+#define RDS_IB_INV_MAX_BATCH	64
+
+bool rds_ib_inv_force_local;
+module_param(rds_ib_inv_force_local, bool, 0644);
+MODULE_PARM_DESC(rds_ib_inv_force_local,
+		 " Never use remote invalidation (advertise nor send it): always invalidate locally");
+
+static unsigned int rds_ib_inv_batch = 16;
+module_param(rds_ib_inv_batch, uint, 0644);
+MODULE_PARM_DESC(rds_ib_inv_batch,
+		 " LOCAL_INVs chained per post (1..64); a full batch is posted at once");
+
+static unsigned int rds_ib_inv_flush_us = 100;
+module_param(rds_ib_inv_flush_us, uint, 0644);
+MODULE_PARM_DESC(rds_ib_inv_flush_us,
+		 " Microseconds a lazy (non-urgent) invalidation may wait for its batch to fill");
+
+/**
+ * rds_ib_inv_local_caps - the invalidation capability we advertise
+ * @rid: the device of the connection
+ *
+ * Return: RDS_IB_CAP_SEND_INV if we accept SEND_WITH_INV on @rid, else 0.
+ */
+u8 rds_ib_inv_local_caps(const struct rds_ib_device *rid)
+{
+	if (!rid || !rid->rid_send_inv || READ_ONCE(rds_ib_inv_force_local))
+		return 0;
+	return RDS_IB_CAP_SEND_INV;
+}
+
+/**
+ * rds_ib_inv_send_remote_ok - may the completing SEND invalidate the key?
+ * @ep: the connection endpoint the message goes out on
+ * @cookie: the RDMA's cookie (rkey | offset << 32)
+ *
+ * Only keys their owner made use-once (cookie offset bit
+ * RDS_MR_IOVA_USE_ONCE, never set by in-tree nodes) and only to a peer
+ * that advertised RDS_IB_CAP_SEND_INV.
+ *
+ * Return: true to send IB_WR_SEND_WITH_INV with the cookie's rkey.
+ */
+bool rds_ib_inv_send_remote_ok(const struct rds_ib_ep *ep, u64 cookie)
+{
+	u32 offset = cookie >> 32;
+
+	return (offset & RDS_MR_IOVA_USE_ONCE) &&
+	       (ep->e_peer_caps & RDS_IB_CAP_SEND_INV) &&
+	       ep->e_rid->rid_send_inv &&
+	       !READ_ONCE(rds_ib_inv_force_local);
+}
+
+/**
+ * rds_ib_inv_recv_remote - a receive completion invalidated a key of ours
+ * @ep: endpoint of the receive
+ * @rkey: wc->ex.invalidate_rkey (read only for a successful completion)
+ *
+ * Softirq context.
+ *
+ * Return: 0 if @rkey was one of our live use-once keys (now retired), or
+ *   %-EPROTO - the peer invalidated a key that is not ours or not
+ *   use-once: a protocol error; the caller drops the connection.
+ */
+int rds_ib_inv_recv_remote(struct rds_ib_ep *ep, u32 rkey)
+{
+	struct rds_ib_mr_dev *md = smp_load_acquire(&ep->e_rid->rid_mr);
+	struct rds_ib_mr *mr;
+	unsigned long flags;
+	int ret = -EPROTO;
+	bool kill = false;
+
+	if (!md)
+		goto bogus;
+	xa_lock_irqsave(&md->md_keys, flags);
+	mr = xa_load(&md->md_keys, rkey);
+	if (mr && mr->m_use_once) {
+		if (mr->m_key_state == RDS_IB_KEY_LIVE) {
+			/* We own the key's death now. */
+			mr->m_key_state = RDS_IB_KEY_DEAD;
+			__xa_erase(&md->md_keys, rkey);
+			kill = true;
+			ret = 0;
+		} else if (mr->m_key_state == RDS_IB_KEY_LINV) {
+			/* Freed meanwhile; the queued LOCAL_INV retires it. */
+			ret = 0;
+		}
+	}
+	xa_unlock_irqrestore(&md->md_keys, flags);
+	if (kill) {
+		rds_ib_stats_inc(s_ib_rdma_remote_inv);
+		rds_ib_mr_key_dead(mr);
+	}
+	if (!ret)
+		return 0;
+bogus:
+	pr_notice_ratelimited("RDS/IB: <%pI6c,%pI6c> bogus remote invalidation of rkey 0x%x\n",
+			      &ep->e_ic->ic_conn->c_laddr,
+			      &ep->e_ic->ic_conn->c_faddr, rkey);
+	rds_ib_stats_inc(s_ib_rdma_remote_inv_bogus);
+	return -EPROTO;
+}
+
+/* Put a key whose state we just moved LIVE -> LINV on the pending list. */
+static void rds_ib_inv_add_pending(struct rds_ib_mr_dev *md,
+				   struct rds_ib_mr *mr, bool now)
+{
+	unsigned int batch = clamp_t(unsigned int, READ_ONCE(rds_ib_inv_batch),
+				     1, RDS_IB_INV_MAX_BATCH);
+	unsigned long delay;
+	bool full;
+
+	spin_lock_bh(&md->md_inv_lock);
+	list_add_tail(&mr->m_item, &md->md_inv_pending);
+	full = ++md->md_inv_nr >= batch;
+	spin_unlock_bh(&md->md_inv_lock);
+
+	if (full || now) {
+		mod_delayed_work(rds_ib_wq, &md->md_inv_work, 0);
+	} else {
+		delay = usecs_to_jiffies(READ_ONCE(rds_ib_inv_flush_us));
+		queue_delayed_work(rds_ib_wq, &md->md_inv_work, delay);
+	}
+}
+
+/**
+ * rds_ib_inv_flush - post the pending invalidations now
+ * @md: device state
+ */
+void rds_ib_inv_flush(struct rds_ib_mr_dev *md)
+{
+	mod_delayed_work(rds_ib_wq, &md->md_inv_work, 0);
+}
+
+/**
+ * rds_ib_inv_queue - invalidate an MR's key if it is still live
+ * @mr: the MR
+ * @now: post the batch now instead of letting it fill
+ *
+ * Any context.  Nothing happens when the key is already dying or dead.
+ */
+void rds_ib_inv_queue(struct rds_ib_mr *mr, bool now)
+{
+	struct rds_ib_mr_dev *md = mr->m_md;
+	unsigned long flags;
+	bool live;
+
+	xa_lock_irqsave(&md->md_keys, flags);
+	live = mr->m_key_state == RDS_IB_KEY_LIVE;
+	if (live)
+		mr->m_key_state = RDS_IB_KEY_LINV;
+	xa_unlock_irqrestore(&md->md_keys, flags);
+	if (live)
+		rds_ib_inv_add_pending(md, mr, now);
+	else if (now)
+		rds_ib_inv_flush(md);
+}
+
+/**
+ * rds_ib_inv_wait_key - hold something until a use-once key is dead
+ * @rid: device the key was registered on
+ * @rkey: the key (from an RDS_EXTHDR_RDMA header)
+ * @w: called once the key is dead, unless this returns 0
+ *
+ * The fallback for completing messages that did not invalidate the key
+ * remotely: a live use-once key is queued for local invalidation and its
+ * batch posted now.  Any context.
+ *
+ * Return: 0 if there is nothing to wait for (not a live use-once key of
+ * ours), or -EINPROGRESS if @w will be called.
+ */
+int rds_ib_inv_wait_key(struct rds_ib_device *rid, u32 rkey,
+			struct rds_ib_inv_waiter *w)
+{
+	struct rds_ib_mr_dev *md = smp_load_acquire(&rid->rid_mr);
+	struct rds_ib_mr *mr;
+	unsigned long flags;
+	bool live = false;
+
+	if (!md)
+		return 0;
+	xa_lock_irqsave(&md->md_keys, flags);
+	mr = xa_load(&md->md_keys, rkey);
+	if (!mr || !mr->m_use_once || mr->m_key_state == RDS_IB_KEY_DEAD) {
+		xa_unlock_irqrestore(&md->md_keys, flags);
+		return 0;
+	}
+	list_add_tail(&w->w_item, &mr->m_waiters);
+	if (mr->m_key_state == RDS_IB_KEY_LIVE) {
+		mr->m_key_state = RDS_IB_KEY_LINV;
+		live = true;
+	}
+	xa_unlock_irqrestore(&md->md_keys, flags);
+	if (live)
+		rds_ib_inv_add_pending(md, mr, true);
+	else
+		rds_ib_inv_flush(md);
+	return -EINPROGRESS;
+}
+
+/*
+ * An unsignalled LOCAL_INV only completes on error.  The batch's last,
+ * signalled WR then completes flushed and retires the whole batch.
+ */
+static void rds_ib_inv_wr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rds_ib_mr *mr = container_of(wc->wr_cqe, struct rds_ib_mr,
+					    m_inv_cqe);
+
+	/* WARNING: Only wr_cqe and status are reliable at this point */
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_info_ratelimited("RDS/IB: LOCAL_INV failed: %s\n",
+					    ib_wc_status_msg(wc->status));
+		rds_ib_mr_qp_error(mr->m_md, "LOCAL_INV completion error");
+	}
+}
+
+static void rds_ib_inv_batch_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rds_ib_inv_batch *b = container_of(wc->wr_cqe,
+						  struct rds_ib_inv_batch,
+						  b_cqe);
+	struct rds_ib_mr_dev *md = b->b_md;
+	struct rds_ib_mr *mr, *tmp;
+
+	/* WARNING: Only wr_cqe and status are reliable at this point */
+	rds_ib_stats_inc(s_ib_rdma_inv_completions);
+	rds_ib_mr_sq_put(md, b->b_nr);
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_info_ratelimited("RDS/IB: LOCAL_INV batch failed: %s\n",
+					    ib_wc_status_msg(wc->status));
+		rds_ib_mr_qp_error(md, "LOCAL_INV batch completion error");
+	}
+	list_for_each_entry_safe(mr, tmp, &b->b_mrs, m_item) {
+		list_del_init(&mr->m_item);
+		if (wc->status == IB_WC_SUCCESS)
+			rds_ib_mr_key_dead(mr);
+		else
+			rds_ib_mr_key_unknown(mr);
+	}
+	kfree(b);
+	rds_ib_mr_dev_put(md);
+}
+
+/* Could not post: the keys' state is unknown; recovery deregisters them. */
+static void rds_ib_inv_give_up(struct list_head *list)
+{
+	struct rds_ib_mr *mr, *tmp;
+
+	list_for_each_entry_safe(mr, tmp, list, m_item) {
+		list_del_init(&mr->m_item);
+		rds_ib_mr_key_unknown(mr);
+	}
+}
+
+/* Post one chain of up to a batch of pending LOCAL_INVs.  Return: posted. */
+static bool rds_ib_inv_post_batch(struct rds_ib_mr_dev *md)
+{
+	unsigned int max = clamp_t(unsigned int, READ_ONCE(rds_ib_inv_batch),
+				   1, RDS_IB_INV_MAX_BATCH);
+	const struct ib_send_wr *bad_wr;
+	struct ib_send_wr *first = NULL, **prev = &first, *last = NULL;
+	struct rds_ib_inv_batch *b;
+	struct rds_ib_mr *mr;
+	int ret;
+
+	b = kmalloc(sizeof(*b), GFP_KERNEL);
+	if (!b) {
+		queue_delayed_work(rds_ib_wq, &md->md_inv_work, 1);
+		return false;
+	}
+	b->b_md = md;
+	b->b_nr = 0;
+	INIT_LIST_HEAD(&b->b_mrs);
+	b->b_cqe.done = rds_ib_inv_batch_done;
+
+	spin_lock_bh(&md->md_inv_lock);
+	while (b->b_nr < max &&
+	       (mr = list_first_entry_or_null(&md->md_inv_pending,
+					      struct rds_ib_mr, m_item))) {
+		list_move_tail(&mr->m_item, &b->b_mrs);
+		md->md_inv_nr--;
+		b->b_nr++;
+	}
+	spin_unlock_bh(&md->md_inv_lock);
+	if (!b->b_nr) {
+		kfree(b);
+		return false;
+	}
+
+	if (rds_ib_mr_qp_get(md, &md->md_laddr)) {
+		rds_ib_inv_give_up(&b->b_mrs);
+		kfree(b);
+		return true;
+	}
+	if (!rds_ib_mr_sq_get(md, b->b_nr)) {
+		up_read(&md->md_qp_sem);
+		/* Back to the head of the queue; completions make room. */
+		spin_lock_bh(&md->md_inv_lock);
+		list_splice(&b->b_mrs, &md->md_inv_pending);
+		md->md_inv_nr += b->b_nr;
+		spin_unlock_bh(&md->md_inv_lock);
+		kfree(b);
+		queue_delayed_work(rds_ib_wq, &md->md_inv_work, 1);
+		return false;
+	}
+
+	list_for_each_entry(mr, &b->b_mrs, m_item) {
+		struct ib_send_wr *wr = &mr->m_inv_wr;
+
+		memset(wr, 0, sizeof(*wr));
+		mr->m_inv_cqe.done = rds_ib_inv_wr_done;
+		wr->wr_cqe = &mr->m_inv_cqe;
+		wr->opcode = IB_WR_LOCAL_INV;
+		wr->ex.invalidate_rkey = mr->m_rkey;
+		*prev = wr;
+		prev = &wr->next;
+		last = wr;
+	}
+	last->wr_cqe = &b->b_cqe;
+	last->send_flags = IB_SEND_SIGNALED;
+
+	kref_get(&md->md_ref);
+	ret = ib_post_send(md->md_qp, first, &bad_wr);
+	up_read(&md->md_qp_sem);
+	if (ret) {
+		/*
+		 * Only the WRs before @bad_wr were posted and the signalled
+		 * one was not: no batch completion will come.  The drain of
+		 * recovery completes the posted ones; the keys are unknown.
+		 */
+		rds_ib_mr_qp_error(md, "LOCAL_INV post failed");
+		rds_ib_inv_give_up(&b->b_mrs);
+		kfree(b);
+		rds_ib_mr_dev_put(md);
+		return true;
+	}
+	rds_ib_stats_add(s_ib_rdma_local_inv, b->b_nr);
+	rds_ib_stats_inc(s_ib_rdma_inv_batches);
+	return true;
+}
+
+/**
+ * rds_ib_inv_worker - post the pending invalidations (md_inv_work)
+ * @work: the work item
+ *
+ * Process context (rds_ib_wq).
+ */
+void rds_ib_inv_worker(struct work_struct *work)
+{
+	struct rds_ib_mr_dev *md = container_of(to_delayed_work(work),
+						struct rds_ib_mr_dev,
+						md_inv_work);
+
+	while (rds_ib_inv_post_batch(md))
+		cond_resched();
+}
+
+/**
+ * rds_ib_inv_dev_init - set up a device's invalidation state
+ * @md: device state being made
+ */
+void rds_ib_inv_dev_init(struct rds_ib_mr_dev *md)
+{
+	spin_lock_init(&md->md_inv_lock);
+	INIT_LIST_HEAD(&md->md_inv_pending);
+	md->md_inv_nr = 0;
+	INIT_DELAYED_WORK(&md->md_inv_work, rds_ib_inv_worker);
+}
+
+/**
+ * rds_ib_inv_dev_stop - the device goes: stop posting
+ * @md: device state (md_dead set, registration QP destroyed)
+ *
+ * Pending keys stay in state LINV; device removal deregisters their MRs.
+ */
+void rds_ib_inv_dev_stop(struct rds_ib_mr_dev *md)
+{
+	struct rds_ib_mr *mr, *tmp;
+
+	cancel_delayed_work_sync(&md->md_inv_work);
+	spin_lock_bh(&md->md_inv_lock);
+	list_for_each_entry_safe(mr, tmp, &md->md_inv_pending, m_item)
+		list_del_init(&mr->m_item);
+	md->md_inv_nr = 0;
+	spin_unlock_bh(&md->md_inv_lock);
+}

@@ -1,0 +1,1017 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ib_mr.c - FRWR memory registration: per-device MR pools and the
+ * registration QP.
+ *
+ * Theory of operation
+ * ===================
+ *
+ * Normal operation.  Nothing is made at module load or device add.  The
+ * first registration on a device makes its struct rds_ib_mr_dev and the
+ * device's registration QP: an RC QP on the device's PD, connected through
+ * rdma_cm to a second QP on the same device (a listener on the socket's
+ * bound address, ephemeral port, and an active cm_id dialling it).  An MR
+ * belongs to the PD, not to a QP, so a key registered there is valid for
+ * RDMA arriving on any connection QP of the PD, i.e. from every peer, and
+ * works before any connection exists.  REG_MR and LOCAL_INV are posted on
+ * the registration QP only; the connection send rings never carry them and
+ * reconnects do not touch registrations.
+ *
+ * MRs come from two pools per device, 8K (up to RDS_IB_MR_8K_PAGES pages)
+ * and 1M (up to RDS_IB_MR_1M_PAGES), whose sizes are the module parameters
+ * rds_ib_mr_8k_pool_size and rds_ib_mr_1m_pool_size (capped by the
+ * device's max_mr).  MRs are allocated on demand up to that size and kept
+ * on the pool's clean list once their key is dead and nobody holds them.
+ * Every registration rotates the key's low byte (ib_inc_rkey) right before
+ * REG_MR is posted, so a stale cookie never matches a reused MR.
+ *
+ * The MR chooses its iova: the page offset of the buffer, plus
+ * RDS_MR_IOVA_USE_ONCE for use-once keys (see the RDMA design in
+ * Documentation/networking/rds.rst).  Access is LOCAL_WRITE, REMOTE_READ,
+ * REMOTE_WRITE, and REMOTE_ATOMIC whenever the device has atomics.
+ *
+ * Registration is process context (a socket option or sendmsg): the REG_MR
+ * is posted signalled and the caller sleeps until it completes, because
+ * the key must be valid before the message carrying the cookie can leave
+ * on another QP (no ordering between QPs).
+ *
+ * Pool exhaustion: a registration that finds its pool full flushes the
+ * pending local invalidations (ib_inv.c) and waits, bounded, for an MR to
+ * become clean (pool_wait); if none does it fails with -ENOMEM
+ * (pool_depleted).  Freed MRs make later registrations succeed again.
+ *
+ * Transport recovery.  Any failed or flushed completion on the
+ * registration QP marks it broken (rds_ib_mr_qp_error): the recovery work
+ * disconnects it, drains it (every posted WR completes, most as flushed),
+ * deregisters every MR whose key state became unknown (ib_dereg_mr kills
+ * the key for good, so waiters for its death are released), destroys the
+ * QPs and cm_ids, and the next registration builds a fresh self-connection.
+ * An MR whose WR did not complete successfully is never reused.
+ *
+ * Device removal tears everything down (rds_ib_mr_device_remove, called by
+ * the ib_client before the PD goes); MRs still held by sockets lose their
+ * verbs MR and are freed when released.
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <net/ipv6.h>
+
+#include "ib.h"
+
+unsigned int rds_ib_mr_8k_pool_size = 85 * 4096;
+module_param(rds_ib_mr_8k_pool_size, uint, 0444);
+MODULE_PARM_DESC(rds_ib_mr_8k_pool_size, " Max number of 8K MRs per device");
+unsigned int rds_ib_mr_1m_pool_size = 4096;
+module_param(rds_ib_mr_1m_pool_size, uint, 0444);
+MODULE_PARM_DESC(rds_ib_mr_1m_pool_size, " Max number of 1M MRs per device");
+
+/* Send queue of the registration QP; one entry stays free for the drain. */
+#define RDS_IB_REGQP_SQ		512
+#define RDS_IB_REGQP_TIMEOUT_MS	5000
+/* How long a registration waits for a clean MR of a full pool. */
+#define RDS_IB_MR_POOL_WAIT	(HZ / 2)
+#define RDS_IB_MR_POOL_TRIES	4
+
+static DEFINE_MUTEX(rds_ib_mr_dev_mutex);	/* making rid->rid_mr */
+
+static void rds_ib_mr_stat(int class, unsigned int which);
+
+enum {
+	RDS_IB_MR_STAT_ALLOC,
+	RDS_IB_MR_STAT_FREE,
+	RDS_IB_MR_STAT_USED,
+	RDS_IB_MR_STAT_WAIT,
+	RDS_IB_MR_STAT_DEPLETED,
+	RDS_IB_MR_STAT_REUSED,
+};
+
+static void rds_ib_mr_stat(int class, unsigned int which)
+{
+	bool k8 = class == RDS_IB_MR_8K;
+
+	switch (which) {
+	case RDS_IB_MR_STAT_ALLOC:
+		if (k8)
+			rds_ib_stats_inc(s_ib_rdma_mr_8k_alloc);
+		else
+			rds_ib_stats_inc(s_ib_rdma_mr_1m_alloc);
+		break;
+	case RDS_IB_MR_STAT_FREE:
+		if (k8)
+			rds_ib_stats_inc(s_ib_rdma_mr_8k_free);
+		else
+			rds_ib_stats_inc(s_ib_rdma_mr_1m_free);
+		break;
+	case RDS_IB_MR_STAT_USED:
+		if (k8)
+			rds_ib_stats_inc(s_ib_rdma_mr_8k_used);
+		else
+			rds_ib_stats_inc(s_ib_rdma_mr_1m_used);
+		break;
+	case RDS_IB_MR_STAT_WAIT:
+		if (k8)
+			rds_ib_stats_inc(s_ib_rdma_mr_8k_pool_wait);
+		else
+			rds_ib_stats_inc(s_ib_rdma_mr_1m_pool_wait);
+		break;
+	case RDS_IB_MR_STAT_DEPLETED:
+		if (k8)
+			rds_ib_stats_inc(s_ib_rdma_mr_8k_pool_depleted);
+		else
+			rds_ib_stats_inc(s_ib_rdma_mr_1m_pool_depleted);
+		break;
+	case RDS_IB_MR_STAT_REUSED:
+		if (k8)
+			rds_ib_stats_inc(s_ib_rdma_mr_8k_reused);
+		else
+			rds_ib_stats_inc(s_ib_rdma_mr_1m_reused);
+		break;
+	}
+}
+
+static void rds_ib_mr_dev_free(struct kref *ref)
+{
+	struct rds_ib_mr_dev *md = container_of(ref, struct rds_ib_mr_dev,
+						md_ref);
+
+	WARN_ON(!xa_empty(&md->md_keys));
+	xa_destroy(&md->md_keys);
+	rds_ib_device_put(md->md_rid);
+	kfree(md);
+}
+
+/**
+ * rds_ib_mr_dev_put - drop a reference on a device's registration state
+ * @md: the state
+ */
+void rds_ib_mr_dev_put(struct rds_ib_mr_dev *md)
+{
+	kref_put(&md->md_ref, rds_ib_mr_dev_free);
+}
+
+/* ---- send queue accounting of the registration QP ---- */
+
+/**
+ * rds_ib_mr_sq_get - reserve send queue entries without sleeping
+ * @md: device state
+ * @n: entries
+ *
+ * Return: true if @n entries were reserved.
+ */
+bool rds_ib_mr_sq_get(struct rds_ib_mr_dev *md, unsigned int n)
+{
+	if (atomic_sub_return(n, &md->md_sq_avail) >= 0)
+		return true;
+	atomic_add(n, &md->md_sq_avail);
+	return false;
+}
+
+/**
+ * rds_ib_mr_sq_put - return send queue entries
+ * @md: device state
+ * @n: entries
+ */
+void rds_ib_mr_sq_put(struct rds_ib_mr_dev *md, unsigned int n)
+{
+	atomic_add(n, &md->md_sq_avail);
+	wake_up(&md->md_sq_wait);
+}
+
+/* ---- the registration QP: an rdma_cm connection to ourselves ---- */
+
+static void rds_ib_mr_qp_event(struct ib_event *event, void *context)
+{
+	struct rds_ib_mr_dev *md = context;
+
+	if (event->event == IB_EVENT_QP_FATAL ||
+	    event->event == IB_EVENT_QP_REQ_ERR ||
+	    event->event == IB_EVENT_QP_ACCESS_ERR)
+		rds_ib_mr_qp_error(md, ib_event_msg(event->event));
+}
+
+static int rds_ib_mr_create_qp(struct rds_ib_mr_dev *md,
+			       struct rdma_cm_id *id, bool active)
+{
+	struct rds_ib_device *rid = md->md_rid;
+	struct ib_qp_init_attr attr = {};
+
+	attr.event_handler = rds_ib_mr_qp_event;
+	attr.qp_context = md;
+	attr.cap.max_send_wr = active ? RDS_IB_REGQP_SQ + 1 : 1;
+	attr.cap.max_recv_wr = 1;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	attr.send_cq = md->md_cq;
+	attr.recv_cq = md->md_cq;
+	return rdma_create_qp(id, rid->rid_pd, &attr);
+}
+
+static void rds_ib_mr_conn_param(struct rdma_conn_param *param)
+{
+	memset(param, 0, sizeof(*param));
+	param->retry_count = 7;
+	param->rnr_retry_count = 7;
+}
+
+static void rds_ib_mr_cm_fail(struct rds_ib_mr_dev *md, int err)
+{
+	if (!completion_done(&md->md_cm_done)) {
+		md->md_cm_status = err;
+		complete(&md->md_cm_done);
+	} else {
+		rds_ib_mr_qp_error(md, "registration QP disconnected");
+	}
+}
+
+/*
+ * CM events of the self-connection.  The listener, the active id and the
+ * passive id all have @md as context.  Returning non-zero for a new
+ * passive id makes rdma_cm destroy it.
+ */
+static int rds_ib_mr_cm_handler(struct rdma_cm_id *id,
+				struct rdma_cm_event *event)
+{
+	struct rds_ib_mr_dev *md = id->context;
+	struct rdma_conn_param param;
+	int ret = 0;
+
+	switch (event->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		ret = rdma_resolve_route(id, RDS_IB_REGQP_TIMEOUT_MS);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		ret = rds_ib_mr_create_qp(md, id, true);
+		if (!ret) {
+			rds_ib_mr_conn_param(&param);
+			ret = rdma_connect_locked(id, &param);
+		}
+		break;
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		if (md->md_passive_id)
+			return 1;	/* only our own active side may come */
+		ret = rds_ib_mr_create_qp(md, id, false);
+		if (ret)
+			return 1;
+		rds_ib_mr_conn_param(&param);
+		ret = rdma_accept(id, &param);
+		if (ret) {
+			rdma_destroy_qp(id);
+			return 1;
+		}
+		md->md_passive_id = id;
+		return 0;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (id == md->md_active_id && !completion_done(&md->md_cm_done)) {
+			md->md_cm_status = 0;
+			complete(&md->md_cm_done);
+		}
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+		if (id == md->md_active_id)
+			rds_ib_mr_cm_fail(md, -ECONNREFUSED);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		if (id != md->md_listen_id)
+			rds_ib_mr_cm_fail(md, -ENETRESET);
+		break;
+	default:
+		break;
+	}
+	if (ret && id == md->md_active_id)
+		rds_ib_mr_cm_fail(md, ret);
+	/* The active id is ours to destroy, never rdma_cm's. */
+	return 0;
+}
+
+/* Tear the self-connection down.  md_qp_sem held for writing. */
+static void rds_ib_mr_qp_destroy(struct rds_ib_mr_dev *md)
+{
+	if (md->md_active_id && md->md_active_id->qp) {
+		rdma_disconnect(md->md_active_id);
+		/* Every posted WR completes (flushed) before this returns. */
+		ib_drain_qp(md->md_active_id->qp);
+		rdma_destroy_qp(md->md_active_id);
+	}
+	md->md_qp = NULL;
+	if (md->md_active_id)
+		rdma_destroy_id(md->md_active_id);
+	md->md_active_id = NULL;
+	if (md->md_listen_id)
+		rdma_destroy_id(md->md_listen_id);
+	md->md_listen_id = NULL;
+	if (md->md_passive_id) {
+		if (md->md_passive_id->qp)
+			rdma_destroy_qp(md->md_passive_id);
+		rdma_destroy_id(md->md_passive_id);
+	}
+	md->md_passive_id = NULL;
+	if (md->md_cq)
+		ib_free_cq(md->md_cq);
+	md->md_cq = NULL;
+	md->md_qp_gen++;
+}
+
+static void rds_ib_mr_fill_addr(struct sockaddr_storage *ss,
+				const struct in6_addr *addr, __be16 port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (ipv6_addr_v4mapped(addr)) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = addr->s6_addr32[3];
+		sin->sin_port = port;
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = *addr;
+		sin6->sin6_port = port;
+	}
+}
+
+/* The port rdma_bind_addr() chose for @id. */
+static __be16 rds_ib_mr_bound_port(struct rdma_cm_id *id)
+{
+	struct sockaddr *sa = (struct sockaddr *)&id->route.addr.src_addr;
+
+	if (sa->sa_family == AF_INET)
+		return ((struct sockaddr_in *)sa)->sin_port;
+	return ((struct sockaddr_in6 *)sa)->sin6_port;
+}
+
+/*
+ * Make the self-connection on @laddr (an address of the device).
+ * md_qp_sem held for writing.
+ */
+static int rds_ib_mr_qp_create(struct rds_ib_mr_dev *md,
+			       const struct in6_addr *laddr)
+{
+	struct rds_ib_device *rid = md->md_rid;
+	struct sockaddr_storage src, dst;
+	int ret;
+
+	md->md_cq = ib_alloc_cq(rid->rid_dev, md, RDS_IB_REGQP_SQ + 8, 0,
+				IB_POLL_SOFTIRQ);
+	if (IS_ERR(md->md_cq)) {
+		ret = PTR_ERR(md->md_cq);
+		md->md_cq = NULL;
+		return ret;
+	}
+	reinit_completion(&md->md_cm_done);
+	md->md_cm_status = -ETIMEDOUT;
+
+	md->md_listen_id = rdma_create_id(&init_net, rds_ib_mr_cm_handler, md,
+					  RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(md->md_listen_id)) {
+		ret = PTR_ERR(md->md_listen_id);
+		md->md_listen_id = NULL;
+		goto fail;
+	}
+	rds_ib_mr_fill_addr(&src, laddr, 0);
+	ret = rdma_bind_addr(md->md_listen_id, (struct sockaddr *)&src);
+	if (ret)
+		goto fail;
+	if (md->md_listen_id->device != rid->rid_dev) {
+		ret = -EADDRNOTAVAIL;
+		goto fail;
+	}
+	ret = rdma_listen(md->md_listen_id, 1);
+	if (ret)
+		goto fail;
+
+	md->md_active_id = rdma_create_id(&init_net, rds_ib_mr_cm_handler, md,
+					  RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(md->md_active_id)) {
+		ret = PTR_ERR(md->md_active_id);
+		md->md_active_id = NULL;
+		goto fail;
+	}
+	rds_ib_mr_fill_addr(&src, laddr, 0);
+	rds_ib_mr_fill_addr(&dst, laddr, rds_ib_mr_bound_port(md->md_listen_id));
+	ret = rdma_resolve_addr(md->md_active_id, (struct sockaddr *)&src,
+				(struct sockaddr *)&dst,
+				RDS_IB_REGQP_TIMEOUT_MS);
+	if (ret)
+		goto fail;
+	if (!wait_for_completion_timeout(&md->md_cm_done,
+					 msecs_to_jiffies(3 * RDS_IB_REGQP_TIMEOUT_MS))) {
+		ret = -ETIMEDOUT;
+		goto fail;
+	}
+	ret = md->md_cm_status;
+	if (ret)
+		goto fail;
+	md->md_qp = md->md_active_id->qp;
+	md->md_laddr = *laddr;
+	atomic_set(&md->md_sq_avail, RDS_IB_REGQP_SQ);
+	md->md_broken = false;
+	return 0;
+
+fail:
+	pr_warn_ratelimited("RDS/IB: %s: cannot make the registration QP: %d\n",
+			    dev_name(&rid->rid_dev->dev), ret);
+	rds_ib_mr_qp_destroy(md);
+	return ret;
+}
+
+/* MRs whose key state is unknown: deregister them (the key dies). */
+static void rds_ib_mr_reap_unknown(struct rds_ib_mr_dev *md)
+{
+	struct rds_ib_mr *mr, *tmp;
+	LIST_HEAD(list);
+
+	spin_lock_bh(&md->md_inv_lock);
+	list_splice_init(&md->md_unknown, &list);
+	spin_unlock_bh(&md->md_inv_lock);
+
+	list_for_each_entry_safe(mr, tmp, &list, m_item) {
+		struct rds_ib_mr_pool *pool = mr->m_pool;
+
+		list_del_init(&mr->m_item);
+		spin_lock_bh(&pool->p_lock);
+		list_del_init(&mr->m_all);
+		pool->p_count--;
+		spin_unlock_bh(&pool->p_lock);
+		ib_dereg_mr(mr->m_ib);
+		mr->m_ib = NULL;
+		rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
+		wake_up(&pool->p_wait);
+		rds_ib_mr_key_dead(mr);
+	}
+}
+
+static void rds_ib_mr_recover_worker(struct work_struct *work)
+{
+	struct rds_ib_mr_dev *md = container_of(work, struct rds_ib_mr_dev,
+						md_recover_work);
+
+	down_write(&md->md_qp_sem);
+	if (md->md_broken && md->md_qp) {
+		pr_info("RDS/IB: %s: rebuilding the registration QP\n",
+			dev_name(&md->md_rid->rid_dev->dev));
+		rds_ib_mr_qp_destroy(md);
+	}
+	up_write(&md->md_qp_sem);
+	/* The QP drained: no WR refers to these MRs any more. */
+	rds_ib_mr_reap_unknown(md);
+	rds_ib_mr_dev_put(md);
+}
+
+/**
+ * rds_ib_mr_qp_error - a WR on the registration QP failed or was flushed
+ * @md: device state
+ * @why: for the log
+ *
+ * Any context.  The QP is rebuilt (disconnect, drain, reap, reconnect on
+ * the next registration).
+ */
+void rds_ib_mr_qp_error(struct rds_ib_mr_dev *md, const char *why)
+{
+	if (READ_ONCE(md->md_broken))
+		return;
+	WRITE_ONCE(md->md_broken, true);
+	pr_info_ratelimited("RDS/IB: %s: registration QP error: %s\n",
+			    dev_name(&md->md_rid->rid_dev->dev), why);
+	kref_get(&md->md_ref);
+	if (!queue_work(rds_ib_wq, &md->md_recover_work))
+		rds_ib_mr_dev_put(md);
+}
+
+/**
+ * rds_ib_mr_qp_get - a usable registration QP, made on first use
+ * @md: device state
+ * @laddr: an address of the device to connect the QP to itself on
+ *
+ * Process context.  On success md_qp_sem is held for reading; the caller
+ * posts on md_qp and releases it.
+ *
+ * Return: 0, or the errno of making the self-connection.
+ */
+int rds_ib_mr_qp_get(struct rds_ib_mr_dev *md,
+			    const struct in6_addr *laddr)
+{
+	int ret = 0;
+
+	for (;;) {
+		down_read(&md->md_qp_sem);
+		if (md->md_dead) {
+			up_read(&md->md_qp_sem);
+			return -ENODEV;
+		}
+		if (md->md_qp && !READ_ONCE(md->md_broken))
+			return 0;
+		up_read(&md->md_qp_sem);
+
+		down_write(&md->md_qp_sem);
+		if (md->md_qp && READ_ONCE(md->md_broken))
+			rds_ib_mr_qp_destroy(md);
+		if (!md->md_qp && !md->md_dead)
+			ret = rds_ib_mr_qp_create(md, laddr);
+		up_write(&md->md_qp_sem);
+		rds_ib_mr_reap_unknown(md);
+		if (ret)
+			return ret;
+	}
+}
+
+/* The device's registration state, made on first use (process context). */
+static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
+{
+	unsigned int max_mr = rid->rid_dev->attrs.max_mr;
+	struct rds_ib_mr_dev *md;
+	int i;
+
+	md = smp_load_acquire(&rid->rid_mr);
+	if (md)
+		goto found;
+
+	mutex_lock(&rds_ib_mr_dev_mutex);
+	md = rid->rid_mr;
+	if (md)
+		goto unlock;
+	spin_lock(&rid->rid_lock);
+	if (rid->rid_dead) {
+		spin_unlock(&rid->rid_lock);
+		mutex_unlock(&rds_ib_mr_dev_mutex);
+		return ERR_PTR(-ENODEV);
+	}
+	spin_unlock(&rid->rid_lock);
+	md = kzalloc(sizeof(*md), GFP_KERNEL);
+	if (!md) {
+		mutex_unlock(&rds_ib_mr_dev_mutex);
+		return ERR_PTR(-ENOMEM);
+	}
+	kref_get(&rid->rid_ref);
+	md->md_rid = rid;
+	kref_init(&md->md_ref);		/* the device record's reference */
+	mutex_init(&md->md_setup);
+	init_rwsem(&md->md_qp_sem);
+	init_completion(&md->md_cm_done);
+	init_waitqueue_head(&md->md_sq_wait);
+	INIT_WORK(&md->md_recover_work, rds_ib_mr_recover_worker);
+	xa_init(&md->md_keys);
+	INIT_LIST_HEAD(&md->md_unknown);
+	for (i = 0; i < RDS_IB_MR_NPOOLS; i++) {
+		struct rds_ib_mr_pool *pool = &md->md_pools[i];
+
+		spin_lock_init(&pool->p_lock);
+		INIT_LIST_HEAD(&pool->p_clean);
+		INIT_LIST_HEAD(&pool->p_all);
+		init_waitqueue_head(&pool->p_wait);
+		pool->p_class = i;
+	}
+	md->md_pools[RDS_IB_MR_8K].p_max_pages = RDS_IB_MR_8K_PAGES;
+	md->md_pools[RDS_IB_MR_1M].p_max_pages = RDS_IB_MR_1M_PAGES;
+	md->md_pools[RDS_IB_MR_8K].p_max = min(rds_ib_mr_8k_pool_size,
+					       max_mr / 2);
+	md->md_pools[RDS_IB_MR_1M].p_max = min(rds_ib_mr_1m_pool_size,
+					       max_mr / 2);
+	rds_ib_inv_dev_init(md);
+	smp_store_release(&rid->rid_mr, md);
+unlock:
+	mutex_unlock(&rds_ib_mr_dev_mutex);
+found:
+	kref_get(&md->md_ref);
+	return md;
+}
+
+/* ---- the pools ---- */
+
+/* A clean MR of @pool, allocated if the pool may grow.  May sleep. */
+static struct rds_ib_mr *rds_ib_mr_pool_get(struct rds_ib_mr_dev *md,
+					    struct rds_ib_mr_pool *pool)
+{
+	struct rds_ib_device *rid = md->md_rid;
+	struct rds_ib_mr *mr;
+	struct ib_mr *ibmr;
+	int tries;
+
+	for (tries = 0; ; tries++) {
+		spin_lock_bh(&pool->p_lock);
+		mr = list_first_entry_or_null(&pool->p_clean, struct rds_ib_mr,
+					      m_item);
+		if (mr) {
+			list_del_init(&mr->m_item);
+			spin_unlock_bh(&pool->p_lock);
+			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_REUSED);
+			return mr;
+		}
+		if (pool->p_count < pool->p_max) {
+			pool->p_count++;
+			spin_unlock_bh(&pool->p_lock);
+			break;
+		}
+		spin_unlock_bh(&pool->p_lock);
+
+		if (tries >= RDS_IB_MR_POOL_TRIES) {
+			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_DEPLETED);
+			return ERR_PTR(-ENOMEM);
+		}
+		/* Exhausted: push out pending invalidations and wait. */
+		rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_WAIT);
+		rds_ib_inv_flush(md);
+		if (wait_event_interruptible_timeout(pool->p_wait,
+						     !list_empty(&pool->p_clean) ||
+						     READ_ONCE(pool->p_count) <
+						     pool->p_max ||
+						     READ_ONCE(md->md_dead),
+						     RDS_IB_MR_POOL_WAIT) < 0)
+			return ERR_PTR(-EINTR);
+		if (READ_ONCE(md->md_dead))
+			return ERR_PTR(-ENODEV);
+	}
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		goto fail;
+	ibmr = ib_alloc_mr(rid->rid_pd, IB_MR_TYPE_MEM_REG, pool->p_max_pages);
+	if (IS_ERR(ibmr)) {
+		kfree(mr);
+		goto fail;
+	}
+	rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_ALLOC);
+	mr->m_ib = ibmr;
+	mr->m_md = md;
+	mr->m_pool = pool;
+	INIT_LIST_HEAD(&mr->m_item);
+	INIT_LIST_HEAD(&mr->m_waiters);
+	init_completion(&mr->m_reg_done);
+	kref_get(&md->md_ref);
+	spin_lock_bh(&pool->p_lock);
+	list_add_tail(&mr->m_all, &pool->p_all);
+	spin_unlock_bh(&pool->p_lock);
+	return mr;
+
+fail:
+	spin_lock_bh(&pool->p_lock);
+	pool->p_count--;
+	spin_unlock_bh(&pool->p_lock);
+	return ERR_PTR(-ENOMEM);
+}
+
+/* Free an MR that left its pool's lists (its verbs MR is gone). */
+static void rds_ib_mr_free(struct rds_ib_mr *mr)
+{
+	struct rds_ib_mr_dev *md = mr->m_md;
+
+	kfree(mr);
+	rds_ib_mr_dev_put(md);
+}
+
+/* Give the user's pages back: the HCA no longer touches them. */
+static void rds_ib_mr_unmap(struct rds_ib_mr *mr)
+{
+	if (mr->m_mapped)
+		ib_dma_unmap_sg(mr->m_md->md_rid->rid_dev, mr->m_sg,
+				mr->m_nents, mr->m_dir);
+	mr->m_mapped = 0;
+	if (mr->m_sg_release)
+		mr->m_sg_release(mr->m_sg, mr->m_nents, mr->m_sg_arg);
+	mr->m_sg_release = NULL;
+	mr->m_sg = NULL;
+	mr->m_nents = 0;
+}
+
+/**
+ * rds_ib_mr_put_ref - drop the user hold or the live-key hold
+ * @mr: the MR
+ *
+ * Any context.  The last one unmaps the pages and returns the MR to its
+ * pool (or frees it when its verbs MR is gone).
+ */
+void rds_ib_mr_put_ref(struct rds_ib_mr *mr)
+{
+	struct rds_ib_mr_pool *pool = mr->m_pool;
+
+	if (!atomic_dec_and_test(&mr->m_refs))
+		return;
+	rds_ib_mr_unmap(mr);
+	if (!mr->m_ib) {
+		rds_ib_mr_free(mr);
+		return;
+	}
+	spin_lock_bh(&pool->p_lock);
+	if (mr->m_key_state == RDS_IB_KEY_UNKNOWN) {
+		/* Recovery owns it (md_unknown) and deregisters it. */
+		spin_unlock_bh(&pool->p_lock);
+		return;
+	}
+	mr->m_key_state = RDS_IB_KEY_FREE;
+	list_add(&mr->m_item, &pool->p_clean);
+	spin_unlock_bh(&pool->p_lock);
+	wake_up(&pool->p_wait);
+}
+
+/**
+ * rds_ib_mr_key_dead - the MR's key is invalid in the HCA
+ * @mr: the MR (removed from md_keys by the caller or here)
+ *
+ * Any context.  Releases the waiters for the key's death and drops the
+ * live-key hold.
+ */
+void rds_ib_mr_key_dead(struct rds_ib_mr *mr)
+{
+	struct rds_ib_mr_dev *md = mr->m_md;
+	struct rds_ib_inv_waiter *w, *tmp;
+	unsigned long flags;
+	LIST_HEAD(waiters);
+
+	xa_lock_irqsave(&md->md_keys, flags);
+	if (xa_load(&md->md_keys, mr->m_rkey) == mr)
+		__xa_erase(&md->md_keys, mr->m_rkey);
+	if (mr->m_key_state != RDS_IB_KEY_UNKNOWN || !mr->m_ib)
+		mr->m_key_state = RDS_IB_KEY_DEAD;
+	list_splice_init(&mr->m_waiters, &waiters);
+	xa_unlock_irqrestore(&md->md_keys, flags);
+
+	list_for_each_entry_safe(w, tmp, &waiters, w_item) {
+		list_del_init(&w->w_item);
+		w->w_done(w);
+	}
+	rds_ib_mr_put_ref(mr);
+}
+
+/**
+ * rds_ib_mr_key_unknown - a WR on @mr failed or was flushed
+ * @mr: the MR
+ *
+ * Any context.  The MR is never reused; recovery deregisters it after the
+ * registration QP drained, which kills the key and releases the waiters.
+ */
+void rds_ib_mr_key_unknown(struct rds_ib_mr *mr)
+{
+	struct rds_ib_mr_dev *md = mr->m_md;
+	unsigned long flags;
+
+	xa_lock_irqsave(&md->md_keys, flags);
+	mr->m_key_state = RDS_IB_KEY_UNKNOWN;
+	xa_unlock_irqrestore(&md->md_keys, flags);
+	spin_lock_bh(&md->md_inv_lock);
+	list_add_tail(&mr->m_item, &md->md_unknown);
+	spin_unlock_bh(&md->md_inv_lock);
+	rds_ib_mr_qp_error(md, "MR work request failed");
+}
+
+/* ---- registration ---- */
+
+static void rds_ib_mr_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rds_ib_mr *mr = container_of(wc->wr_cqe, struct rds_ib_mr,
+					    m_reg_cqe);
+
+	/* WARNING: Only wr_cqe and status are reliable at this point */
+	rds_ib_stats_inc(s_ib_rdma_reg_completions);
+	mr->m_reg_status = wc->status;
+	rds_ib_mr_sq_put(mr->m_md, 1);
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_info_ratelimited("RDS/IB: REG_MR failed: %s\n",
+					    ib_wc_status_msg(wc->status));
+		rds_ib_mr_qp_error(mr->m_md, "REG_MR completion error");
+	}
+	complete(&mr->m_reg_done);
+}
+
+static unsigned int rds_ib_sg_pages(struct scatterlist *sg, unsigned int nents)
+{
+	struct scatterlist *s;
+	unsigned int i, pages = 0;
+
+	for_each_sg(sg, s, nents, i)
+		pages += DIV_ROUND_UP(s->offset + s->length, PAGE_SIZE);
+	return pages;
+}
+
+/**
+ * rds_ib_mr_register - register pinned pages with FRWR
+ * @rid: the device the socket's address is on
+ * @laddr: that address (the registration QP connects to it)
+ * @sg: the pages (not DMA-mapped); owned by the MR on success until
+ *	@sg_release is called
+ * @nents: entries in @sg
+ * @use_once: mark the key use-once (iova bit RDS_MR_IOVA_USE_ONCE)
+ * @sg_release: called once the HCA can no longer touch the pages
+ * @sg_arg: its argument
+ *
+ * Process context, may sleep until the REG_MR completes.  The returned MR
+ * holds the user's reference; rds_ib_mr_release() drops it.  m_rkey and
+ * m_iova form the cookie.
+ *
+ * Return: the MR or an ERR_PTR:
+ *   %-EOPNOTSUPP - the device has no FRWR;
+ *   %-EMSGSIZE - more pages than the largest MR maps;
+ *   %-EINVAL - the pages cannot be mapped by one MR (gaps);
+ *   %-ENOMEM - no MR (pool exhausted) or no memory;
+ *   %-ENODEV - the device is going away;
+ *   %-EAGAIN - the registration QP failed; try again.
+ */
+struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
+				     const struct in6_addr *laddr,
+				     struct scatterlist *sg,
+				     unsigned int nents, bool use_once,
+				     void (*sg_release)(struct scatterlist *sg,
+							unsigned int nents,
+							void *arg),
+				     void *sg_arg)
+{
+	struct ib_device *dev = rid->rid_dev;
+	const struct ib_send_wr *bad_wr;
+	struct rds_ib_mr_pool *pool;
+	struct rds_ib_mr_dev *md;
+	struct rds_ib_mr *mr;
+	unsigned int pages;
+	int access, n, ret;
+
+	if (!rid->rid_frwr)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!nents)
+		return ERR_PTR(-EINVAL);
+	pages = rds_ib_sg_pages(sg, nents);
+	if (pages > RDS_IB_MR_1M_PAGES || pages > rid->rid_max_frpl)
+		return ERR_PTR(-EMSGSIZE);
+
+	md = rds_ib_mr_dev_get(rid);
+	if (IS_ERR(md))
+		return ERR_CAST(md);
+	pool = &md->md_pools[pages <= RDS_IB_MR_8K_PAGES ? RDS_IB_MR_8K :
+						       RDS_IB_MR_1M];
+	mr = rds_ib_mr_pool_get(md, pool);
+	if (IS_ERR(mr)) {
+		rds_ib_mr_dev_put(md);
+		return mr;
+	}
+	rds_ib_mr_dev_put(md);		/* the MR holds one */
+
+	mr->m_sg = sg;
+	mr->m_nents = nents;
+	mr->m_dir = DMA_BIDIRECTIONAL;
+	mr->m_use_once = use_once;
+	mr->m_mapped = ib_dma_map_sg(dev, sg, nents, mr->m_dir);
+	if (!mr->m_mapped) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+	n = ib_map_mr_sg(mr->m_ib, sg, mr->m_mapped, NULL, PAGE_SIZE);
+	if (n != mr->m_mapped) {
+		ret = n < 0 ? n : -EINVAL;
+		goto out_put;
+	}
+	/* The MR starts at the buffer's page offset (cookie offset). */
+	mr->m_ib->iova = (mr->m_ib->iova & ~PAGE_MASK) |
+			 (use_once ? RDS_MR_IOVA_USE_ONCE : 0);
+	/* New key for every registration, bumped right before the post. */
+	ib_update_fast_reg_key(mr->m_ib, ib_inc_rkey(mr->m_ib->rkey));
+
+	access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+		 IB_ACCESS_REMOTE_WRITE;
+	if (rid->rid_atomic_cap != IB_ATOMIC_NONE)
+		access |= IB_ACCESS_REMOTE_ATOMIC;
+	memset(&mr->m_reg_wr, 0, sizeof(mr->m_reg_wr));
+	mr->m_reg_cqe.done = rds_ib_mr_reg_done;
+	mr->m_reg_wr.wr.wr_cqe = &mr->m_reg_cqe;
+	mr->m_reg_wr.wr.opcode = IB_WR_REG_MR;
+	mr->m_reg_wr.wr.send_flags = IB_SEND_SIGNALED;
+	mr->m_reg_wr.mr = mr->m_ib;
+	mr->m_reg_wr.key = mr->m_ib->rkey;
+	mr->m_reg_wr.access = access;
+	mr->m_rkey = mr->m_ib->rkey;
+	mr->m_iova = mr->m_ib->iova;
+	mr->m_key_state = RDS_IB_KEY_REG;
+	reinit_completion(&mr->m_reg_done);
+
+	ret = rds_ib_mr_qp_get(md, laddr);	/* md_qp_sem read-held */
+	if (ret)
+		goto out_put;
+	if (!rds_ib_mr_sq_get(md, 1)) {
+		up_read(&md->md_qp_sem);
+		ret = wait_event_interruptible_timeout(md->md_sq_wait,
+				atomic_read(&md->md_sq_avail) > 0, HZ);
+		ret = ret < 0 ? ret : -EAGAIN;
+		goto out_put;
+	}
+	ret = ib_post_send(md->md_qp, &mr->m_reg_wr.wr, &bad_wr);
+	up_read(&md->md_qp_sem);
+	if (ret) {
+		rds_ib_mr_sq_put(md, 1);
+		goto out_put;
+	}
+	rds_ib_stats_inc(s_ib_rdma_reg_wrs);
+	/* The WR refers to @mr: the completion always comes (drain). */
+	wait_for_completion(&mr->m_reg_done);
+	if (mr->m_reg_status != IB_WC_SUCCESS) {
+		atomic_set(&mr->m_refs, 1);
+		rds_ib_mr_unmap(mr);
+		rds_ib_mr_key_unknown(mr);
+		return ERR_PTR(-EAGAIN);
+	}
+
+	/* Two holds: the user's and the live key's. */
+	atomic_set(&mr->m_refs, 2);
+	ret = xa_insert_bh(&md->md_keys, mr->m_rkey, mr, GFP_KERNEL);
+	if (ret) {
+		/* Cannot track the key: kill it before anyone learns it. */
+		mr->m_key_state = RDS_IB_KEY_LIVE;
+		atomic_set(&mr->m_refs, 1);
+		mr->m_sg_release = NULL;
+		rds_ib_inv_queue(mr, true);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->m_key_state = RDS_IB_KEY_LIVE;
+	mr->m_sg_release = sg_release;
+	mr->m_sg_arg = sg_arg;
+	rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_USED);
+	return mr;
+
+out_put:
+	/* Nothing was posted: the MR's key state is unchanged. */
+	mr->m_sg_release = NULL;
+	atomic_set(&mr->m_refs, 1);
+	rds_ib_mr_put_ref(mr);
+	return ERR_PTR(ret);
+}
+
+/**
+ * rds_ib_mr_release - the user is done with an MR
+ * @mr: the MR from rds_ib_mr_register()
+ * @invalidate: invalidate the key now rather than with the next batch
+ *
+ * Any context.  A live key is invalidated (ib_inv.c); the pages go back to
+ * their owner once the key is dead.
+ */
+void rds_ib_mr_release(struct rds_ib_mr *mr, bool invalidate)
+{
+	rds_ib_inv_queue(mr, invalidate);
+	rds_ib_mr_put_ref(mr);
+}
+
+/**
+ * rds_ib_mr_device_remove - the device goes: destroy its registrations
+ * @rid: the device record
+ *
+ * Process context, called by the ib_client ->remove() before the PD is
+ * freed.  MRs still held by users keep their object (without verbs MR)
+ * until released.
+ */
+void rds_ib_mr_device_remove(struct rds_ib_device *rid)
+{
+	struct rds_ib_mr_dev *md;
+	struct rds_ib_mr *mr, *tmp;
+	int i;
+
+	mutex_lock(&rds_ib_mr_dev_mutex);
+	md = rid->rid_mr;
+	rid->rid_mr = NULL;
+	mutex_unlock(&rds_ib_mr_dev_mutex);
+	if (!md)
+		return;
+
+	down_write(&md->md_qp_sem);
+	md->md_dead = true;
+	rds_ib_mr_qp_destroy(md);
+	up_write(&md->md_qp_sem);
+	rds_ib_inv_dev_stop(md);
+	flush_work(&md->md_recover_work);
+	rds_ib_mr_reap_unknown(md);
+
+	for (i = 0; i < RDS_IB_MR_NPOOLS; i++) {
+		struct rds_ib_mr_pool *pool = &md->md_pools[i];
+		LIST_HEAD(all);
+
+		spin_lock_bh(&pool->p_lock);
+		list_splice_init(&pool->p_all, &all);
+		spin_unlock_bh(&pool->p_lock);
+		list_for_each_entry_safe(mr, tmp, &all, m_all) {
+			bool clean;
+
+			list_del_init(&mr->m_all);
+			spin_lock_bh(&pool->p_lock);
+			clean = !list_empty(&mr->m_item) &&
+				mr->m_key_state == RDS_IB_KEY_FREE;
+			if (clean)
+				list_del_init(&mr->m_item);
+			pool->p_count--;
+			spin_unlock_bh(&pool->p_lock);
+			ib_dereg_mr(mr->m_ib);
+			mr->m_ib = NULL;
+			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
+			if (clean)
+				rds_ib_mr_free(mr);
+			else if (mr->m_key_state == RDS_IB_KEY_LIVE ||
+				 mr->m_key_state == RDS_IB_KEY_LINV)
+				rds_ib_mr_key_dead(mr);
+		}
+		wake_up_all(&pool->p_wait);
+	}
+	rds_ib_mr_dev_put(md);
+}
