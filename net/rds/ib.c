@@ -40,6 +40,10 @@
 
 static struct ib_client rds_ib_client;
 struct workqueue_struct *rds_ib_wq;
+
+unsigned int rds_ib_retry_count = RDS_IB_DEFAULT_RETRY_COUNT;
+module_param(rds_ib_retry_count, uint, 0444);
+MODULE_PARM_DESC(rds_ib_retry_count, " Number of hw retries before reporting an error (0..7)");
 static LIST_HEAD(rds_ib_devices);
 static DECLARE_RWSEM(rds_ib_devices_sem);
 
@@ -145,9 +149,13 @@ static void rds_ib_remove_one(struct ib_device *dev, void *client_data)
 	rid->rid_dead = true;
 	spin_unlock(&rid->rid_lock);
 	rds_ib_device_drop_eps(rid);
-	rds_ib_mr_device_remove(rid);
-	/* Endpoints held the only other references; the PD goes now. */
-	WARN_ON(kref_read(&rid->rid_ref) != 1);
+	/*
+	 * No endpoint uses the PD any more and none can attach; free it now,
+	 * while the device still exists.  Other references (a bind looking
+	 * the device up) only read the record.
+	 */
+	ib_dealloc_pd(rid->rid_pd);
+	rid->rid_pd = NULL;
 	rds_ib_device_put(rid);
 }
 

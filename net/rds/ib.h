@@ -75,12 +75,7 @@
  * invalidation, atomics); a capability is in use only if both sides set it.
  */
 #define RDS_IB_CAP_EXT			0x01
-/*
- * RDS_IB_CAP_SEND_INV  "I accept IB_WR_SEND_WITH_INV for my use-once keys"
- *                      (ib_inv.c); advertised per connection by the owner.
- */
-#define RDS_IB_CAP_SEND_INV		0x02
-#define RDS_IB_CAP_MASK_OURS		(RDS_IB_CAP_EXT | RDS_IB_CAP_SEND_INV)
+#define RDS_IB_CAP_MASK_OURS		(RDS_IB_CAP_EXT)
 
 /**
  * struct rds_ib_conn_priv_cmn - common part of the CM private data (wire)
@@ -133,7 +128,14 @@ union rds_ib_conn_priv {
 #define RDS_IB_MAX_RING			(1U << 20)	/* sysctl bound */
 /* Rings are clamped further so credits fit their 16-bit fields. */
 #define RDS_IB_MAX_RING_USED		0xfff0
-#define RDS_IB_DEFAULT_RETRY_COUNT	1
+/*
+ * Transport retries of the RC QP.  In-tree defaults to 1, which makes a
+ * slow or lossy fabric (soft-RoCE under load) tear connections down for
+ * nothing; we default to the maximum.  Module parameter
+ * rds_ib_retry_count, as in-tree, clamped to 0..7.
+ */
+#define RDS_IB_DEFAULT_RETRY_COUNT	7
+extern unsigned int rds_ib_retry_count;
 
 extern unsigned long rds_ib_sysctl_max_send_wr;
 extern unsigned long rds_ib_sysctl_max_recv_wr;
@@ -189,14 +191,6 @@ struct rds_ib_statistics {
 	u64	s_ib_rdma_mr_1m_reused;
 	u64	s_ib_atomic_cswp;
 	u64	s_ib_atomic_fadd;
-	/* memory registration and invalidation (ib_mr.c, ib_inv.c) */
-	u64	s_ib_rdma_reg_wrs;
-	u64	s_ib_rdma_reg_completions;
-	u64	s_ib_rdma_remote_inv;
-	u64	s_ib_rdma_remote_inv_bogus;
-	u64	s_ib_rdma_local_inv;
-	u64	s_ib_rdma_inv_batches;
-	u64	s_ib_rdma_inv_completions;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);
@@ -228,7 +222,6 @@ void rds_ib_stats_sum(u64 *values);
  * @rid_eps: endpoints on this device (struct rds_ib_ep.e_rid_item)
  * @rid_dead: the device is being removed; no new endpoint may use it
  * @rid_wait: woken when @rid_eps becomes empty
- * @rid_mr: registration state (ib_mr.c), made on the first registration
  */
 struct rds_ib_device {
 	struct ib_device	*rid_dev;
@@ -250,7 +243,6 @@ struct rds_ib_device {
 	struct list_head	rid_eps;
 	bool			rid_dead;
 	wait_queue_head_t	rid_wait;
-	struct rds_ib_mr_dev	*rid_mr;
 };
 
 struct rds_ib_device *rds_ib_device_get(struct ib_device *dev);
@@ -486,7 +478,5 @@ void rds_ib_inc_free(struct rds_incoming *inc);
 /* ib_sysctl.c */
 int rds_ib_sysctl_init(void);
 void rds_ib_sysctl_exit(void);
-
-#include "ib_mr.h"
 
 #endif /* _RDS_IB_H */

@@ -380,7 +380,8 @@ static void rds_ib_fill_conn_param(struct rds_ib_ep *ep,
 	memset(dp, 0, sizeof(*dp));
 	param->responder_resources = min(rid->rid_max_rd_atom, resp_res);
 	param->initiator_depth = min(rid->rid_max_init_rd_atom, init_depth);
-	param->retry_count = RDS_IB_DEFAULT_RETRY_COUNT;
+	param->retry_count = min_t(unsigned int, READ_ONCE(rds_ib_retry_count),
+				   7);
 	param->rnr_retry_count = 7;
 
 	if (ep->e_isv6) {
@@ -394,7 +395,7 @@ static void rds_ib_fill_conn_param(struct rds_ib_ep *ep,
 	cmn->ricpc_protocol_minor = RDS_PROTOCOL_MINOR(version);
 	cmn->ricpc_protocol_minor_mask = cpu_to_be16(RDS_IB_MINOR_MASK);
 	cmn->ricpc_dp_toss = conn->c_tos;
-	cmn->ricpc_caps = RDS_IB_CAP_EXT | rds_ib_inv_local_caps(rid);
+	cmn->ricpc_caps = RDS_IB_CAP_MASK_OURS;
 	/*
 	 * ack_seq stays 0, as in-tree sends it in practice: an ACK from an
 	 * earlier incarnation of the connection could cover messages of a
