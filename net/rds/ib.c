@@ -149,6 +149,7 @@ static void rds_ib_remove_one(struct ib_device *dev, void *client_data)
 	rid->rid_dead = true;
 	spin_unlock(&rid->rid_lock);
 	rds_ib_device_drop_eps(rid);
+	rds_ib_mr_device_remove(rid);
 	/*
 	 * No endpoint uses the PD any more and none can attach; free it now,
 	 * while the device still exists.  Other references (a bind looking

@@ -75,7 +75,12 @@
  * invalidation, atomics); a capability is in use only if both sides set it.
  */
 #define RDS_IB_CAP_EXT			0x01
-#define RDS_IB_CAP_MASK_OURS		(RDS_IB_CAP_EXT)
+/*
+ * RDS_IB_CAP_SEND_INV  "I accept IB_WR_SEND_WITH_INV for my use-once keys"
+ *                      (ib_inv.c); advertised per connection by the owner.
+ */
+#define RDS_IB_CAP_SEND_INV		0x02
+#define RDS_IB_CAP_MASK_OURS		(RDS_IB_CAP_EXT | RDS_IB_CAP_SEND_INV)
 
 /**
  * struct rds_ib_conn_priv_cmn - common part of the CM private data (wire)
@@ -191,6 +196,14 @@ struct rds_ib_statistics {
 	u64	s_ib_rdma_mr_1m_reused;
 	u64	s_ib_atomic_cswp;
 	u64	s_ib_atomic_fadd;
+	/* memory registration and invalidation (ib_mr.c, ib_inv.c) */
+	u64	s_ib_rdma_reg_wrs;
+	u64	s_ib_rdma_reg_completions;
+	u64	s_ib_rdma_remote_inv;
+	u64	s_ib_rdma_remote_inv_bogus;
+	u64	s_ib_rdma_local_inv;
+	u64	s_ib_rdma_inv_batches;
+	u64	s_ib_rdma_inv_completions;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);
@@ -222,6 +235,7 @@ void rds_ib_stats_sum(u64 *values);
  * @rid_eps: endpoints on this device (struct rds_ib_ep.e_rid_item)
  * @rid_dead: the device is being removed; no new endpoint may use it
  * @rid_wait: woken when @rid_eps becomes empty
+ * @rid_mr: registration state (ib_mr.c), made on the first registration
  */
 struct rds_ib_device {
 	struct ib_device	*rid_dev;
@@ -243,6 +257,7 @@ struct rds_ib_device {
 	struct list_head	rid_eps;
 	bool			rid_dead;
 	wait_queue_head_t	rid_wait;
+	struct rds_ib_mr_dev	*rid_mr;
 };
 
 struct rds_ib_device *rds_ib_device_get(struct ib_device *dev);
@@ -478,5 +493,7 @@ void rds_ib_inc_free(struct rds_incoming *inc);
 /* ib_sysctl.c */
 int rds_ib_sysctl_init(void);
 void rds_ib_sysctl_exit(void);
+
+#include "ib_mr.h"
 
 #endif /* _RDS_IB_H */

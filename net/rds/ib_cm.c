@@ -395,7 +395,7 @@ static void rds_ib_fill_conn_param(struct rds_ib_ep *ep,
 	cmn->ricpc_protocol_minor = RDS_PROTOCOL_MINOR(version);
 	cmn->ricpc_protocol_minor_mask = cpu_to_be16(RDS_IB_MINOR_MASK);
 	cmn->ricpc_dp_toss = conn->c_tos;
-	cmn->ricpc_caps = RDS_IB_CAP_MASK_OURS;
+	cmn->ricpc_caps = RDS_IB_CAP_EXT | rds_ib_inv_local_caps(rid);
 	/*
 	 * ack_seq stays 0, as in-tree sends it in practice: an ACK from an
 	 * earlier incarnation of the connection could cover messages of a
