@@ -223,6 +223,7 @@ void rds_send_drop_to(struct rds_sock *rs, const struct in6_addr *daddr,
 		bool on_conn = false;
 
 		list_del_init(&rm->m_sock_item);
+		rds_rdma_msg_drop(rm, RDS_RDMA_CANCELED);
 		if (cp) {
 			spin_lock_irqsave(&cp->cp_lock, flags);
 			if (test_and_clear_bit(RDS_MSG_ON_CONN, &rm->m_flags)) {
@@ -331,6 +332,7 @@ static struct rds_message *rds_send_next(struct rds_conn_path *cp)
 int rds_send_xmit(struct rds_conn_path *cp)
 {
 	struct rds_transport *trans = cp->cp_conn->c_trans;
+	unsigned int limit = max(READ_ONCE(rds_send_batch_count), 1U);
 	unsigned int batch = 0;
 	struct rds_message *rm;
 	bool more;
@@ -361,7 +363,7 @@ restart:
 	for (;;) {
 		rm = cp->cp_xmit_rm;
 		if (!rm) {
-			if (batch >= rds_send_batch_count) {
+			if (batch >= limit) {
 				ret = -EAGAIN;
 				break;
 			}
@@ -376,8 +378,10 @@ restart:
 			cp->cp_xmit_atomic_sent = 0;
 		}
 
-		ret = trans->xmit(cp, rm, cp->cp_xmit_hdr_off,
-				  cp->cp_xmit_sg, cp->cp_xmit_data_off);
+		ret = rds_rdma_xmit_ops(cp, rm);
+		if (!ret)
+			ret = trans->xmit(cp, rm, cp->cp_xmit_hdr_off,
+					  cp->cp_xmit_sg, cp->cp_xmit_data_off);
 		if (ret <= 0) {
 			if (ret == 0 || ret == -EAGAIN || ret == -ENOMEM) {
 				set_bit(RDS_LL_SEND_FULL, &cp->cp_flags);
@@ -425,7 +429,7 @@ restart:
 	       !list_empty(&cp->cp_send_queue);
 	if (more && rds_conn_path_up(cp)) {
 		rds_stats_inc(s_send_lock_queue_raced);
-		if (batch < rds_send_batch_count)
+		if (batch < limit)
 			goto restart;
 		queue_delayed_work(rds_wq, &cp->cp_send_w, 0);
 	} else if (!more) {
@@ -735,11 +739,9 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 	release_sock(sk);
 	cp = rds_conn_path0(conn);
 
-	if ((rm->rdma.op_active && !conn->c_trans->xmit_rdma) ||
-	    (rm->atomic.op_active && !conn->c_trans->xmit_atomic)) {
-		ret = -EOPNOTSUPP;
+	ret = rds_rdma_check_send(rs, rm, conn);
+	if (ret)
 		goto out;
-	}
 	if (rds_conn_path_destroy_pending(cp)) {
 		ret = -EAGAIN;
 		goto out;
@@ -776,6 +778,7 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 	return payload_len;
 
 out:
+	rds_rdma_sendmsg_failed(rs, rm);
 	rds_message_put(rm);
 	return ret;
 }
