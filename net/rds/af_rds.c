@@ -150,8 +150,10 @@ static __poll_t rds_poll(struct file *file, struct socket *sock,
 	} else if (rs->rs_cong_notify) {
 		mask |= EPOLLIN | EPOLLRDNORM;
 	}
-	if (!list_empty(&rs->rs_recv_queue) ||
-	    !list_empty(&rs->rs_notify_queue))
+	if (!list_empty(&rs->rs_notify_queue) ||
+	    (!list_empty(&rs->rs_recv_queue) &&
+	     !rds_inc_held(list_first_entry(&rs->rs_recv_queue,
+					    struct rds_incoming, i_item))))
 		mask |= EPOLLIN | EPOLLRDNORM;
 	spin_unlock_irqrestore(&rs->rs_recv_lock, flags);
 
@@ -539,6 +541,7 @@ static int rds_create(struct net *net, struct socket *sock, int protocol,
 	INIT_LIST_HEAD(&rs->rs_recv_queue);
 	INIT_LIST_HEAD(&rs->rs_cong_item);
 	INIT_LIST_HEAD(&rs->rs_notify_queue);
+	rds_rdma_sock_init(rs);
 	rds_cong_updated_since(&rs->rs_cong_track);
 	return 0;
 }

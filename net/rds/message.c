@@ -142,6 +142,7 @@ void rds_message_put(struct rds_message *rm)
 	WARN_ON_ONCE(!list_empty(&rm->m_sock_item));
 	WARN_ON_ONCE(!list_empty(&rm->m_conn_item));
 	WARN_ON_ONCE(rm->m_rs);
+	rds_rdma_free_ops(rm);
 	rds_message_purge(rm);
 	kfree(rm);
 }

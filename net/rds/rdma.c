@@ -1,32 +1,370 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rdma.c - RDMA, memory registration and atomics: the hooks.
+ * rdma.c - the transport-neutral half of RDMA: memory regions, RDMA and
+ * atomic ops on messages, and their notifications.
  *
  * Theory of operation
  * ===================
  *
- * The socket layer calls these for the RDMA/atomic cmsgs of sendmsg() and
- * the MR socket options.  Until the RDMA issue lands they all answer
- * EOPNOTSUPP; the message already carries the rdma/atomic op descriptors
- * and the transport has the xmit_rdma/xmit_atomic hooks, so the later code
- * fills these in without touching the send or receive paths.
+ * Memory regions.  RDS_GET_MR, RDS_GET_MR_FOR_DEST and the RDS_CMSG_RDMA_MAP
+ * cmsg all end in rds_rdma_map(): the user range is validated (no overflow,
+ * at most RDS_MAX_MSG_SIZE plus the unaligned page), charged against
+ * RLIMIT_MEMLOCK (mm_account_pinned_pages(); EPERM when the caller may not
+ * lock memory at all, ENOMEM when over the limit), pinned with
+ * FOLL_LONGTERM | FOLL_WRITE, described by a scatterlist (first entry at
+ * the page offset of the buffer, last ending at its end) and handed to the
+ * transport's ->get_mr(), which registers it at the iova we ask for:
+ * RDS_MR_IOVA_USE_ONCE | page offset for use-once keys, the page offset for
+ * the others (see Documentation/networking/rds.rst).  The cookie is
+ * rkey | iova << 32, the in-tree format.  The MR goes into the socket's
+ * rbtree, keyed by rkey.
+ *
+ * References on a struct rds_mr: the tree's, the transport's (taken for it
+ * when ->get_mr() succeeds, dropped by the transport once the key is dead
+ * in the HCA), and one per message naming it (MAP/DEST).  An MR leaves the
+ * tree exactly once: RDS_FREE_MR, socket close, a failed sendmsg that had
+ * mapped it (->free_mr()), or the peer's message that completes an RDMA on
+ * a use-once key (->unuse_mr()).  The last reference unpins the pages from
+ * a work item, so any context may drop it.
+ *
+ * Use-once keys and delivery.  rds_recv_incoming() calls
+ * rds_rdma_unuse_inc() for an RDS_EXTHDR_RDMA.  For a use-once MR the
+ * transport decides whether the key is already dead (remote invalidation)
+ * or must first be invalidated; in the latter case it holds the message
+ * (rds_inc_hold()) and releases it when the invalidation completed.  A held
+ * message, and everything queued after it on the socket, is invisible to
+ * recvmsg() and poll(); the last rds_inc_unhold() wakes the socket.
+ *
+ * Ops.  RDS_CMSG_RDMA_ARGS and the four atomic cmsgs fill rm->rdma and
+ * rm->atomic: local pages pinned (FOLL_WRITE where the HCA writes them),
+ * remote address = cookie offset + the user's remote address, a notifier
+ * preallocated when the application will want one (NOTIFY_ME, or
+ * RDS_RECVERR for failures), and the RDS_EXTHDR_RDMA extension so that the
+ * owner of the key learns the RDMA is complete.  Cmsgs that hand over a
+ * cookie (MAP, DEST) may not be mixed with ops (ARGS, atomics), as in-tree.
+ * rds_send_xmit() calls rds_rdma_xmit_ops() before ->xmit(): a message
+ * with ops that was sent before a reconnect is not sent again (its ops end
+ * with RDS_RDMA_DROPPED); otherwise the atomic, then the RDMA, is posted,
+ * and a silent message without payload or cookie sends nothing more.
+ *
+ * Notifications.  The transport reports the outcome of each op once
+ * (rds_rdma_send_complete(), rds_atomic_send_complete()); cancelling
+ * reports RDS_RDMA_CANCELED; a message freed with an op that never
+ * reported one reports RDS_RDMA_DROPPED, so nothing ever claims a success
+ * that did not happen.  A notification goes on rs_notify_queue (under
+ * rs_recv_lock, which poll() also takes) and is returned by recvmsg() as an
+ * RDS_CMSG_RDMA_STATUS with no data, before any data, one per call.
+ *
+ * Locking: rs_rdma_lock (irqsave) protects the MR tree and nests inside
+ * nothing; transport callbacks are called without it.
  */
 #include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/rbtree.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/dma-direction.h>
+#include <net/sock.h>
+#include <net/ipv6.h>
 
 #include "rds.h"
 
-/**
- * rds_cmsg_rdma - handle one RDMA/atomic cmsg of sendmsg()
- * @rs: socket
- * @rm: message being built
- * @cmsg: the cmsg (level SOL_RDS, CMSG_OK checked)
- *
- * Return: -EOPNOTSUPP for now.
- */
-int rds_cmsg_rdma(struct rds_sock *rs, struct rds_message *rm,
-		  struct cmsghdr *cmsg)
+/* Pages one user range of @bytes at @addr spans; 0 if empty or wrapping. */
+static u64 rds_range_pages(u64 addr, u64 bytes)
 {
-	return -EOPNOTSUPP;
+	u64 end;
+
+	if (!bytes || check_add_overflow(addr, bytes, &end) ||
+	    end > (u64)-1 - PAGE_SIZE)
+		return 0;
+	return (PAGE_ALIGN(end) >> PAGE_SHIFT) - (addr >> PAGE_SHIFT);
+}
+
+/* Pin @npages user pages from @addr, all or nothing. */
+static int rds_pin(u64 addr, unsigned int npages, bool write,
+		   struct page **pages)
+{
+	unsigned int flags = FOLL_LONGTERM | (write ? FOLL_WRITE : 0);
+	int ret;
+
+	if (addr != (unsigned long)addr)
+		return -EFAULT;
+	ret = pin_user_pages_fast((unsigned long)addr & PAGE_MASK, npages,
+				  flags, pages);
+	if (ret < 0)
+		return ret;
+	if (ret < (int)npages) {
+		unpin_user_pages(pages, ret);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * MR objects and the per-socket tree
+ * ------------------------------------------------------------------------
+ */
+
+void rds_rdma_sock_init(struct rds_sock *rs)
+{
+	spin_lock_init(&rs->rs_rdma_lock);
+	rs->rs_mr_tree = RB_ROOT;
+}
+
+static void rds_mr_free_work(struct work_struct *work)
+{
+	struct rds_mr *mr = container_of(work, struct rds_mr, r_free_work);
+	struct mmpin mmp = { .user = mr->r_user, .num_pg = mr->r_mm_pinned };
+
+	if (mr->r_nents)
+		unpin_user_pages_dirty_lock(mr->r_pages, mr->r_nents, true);
+	if (mmp.user)
+		mm_unaccount_pinned_pages(&mmp);
+	kfree(mr->r_sg);
+	kvfree(mr->r_pages);
+	kfree(mr);
+}
+
+void rds_mr_put(struct rds_mr *mr)
+{
+	if (!refcount_dec_and_test(&mr->r_refcount))
+		return;
+	INIT_WORK(&mr->r_free_work, rds_mr_free_work);
+	queue_work(rds_wq, &mr->r_free_work);
+}
+EXPORT_SYMBOL_GPL(rds_mr_put);
+
+/* Find @key; with @insert, add @insert unless the key is taken. */
+static struct rds_mr *rds_mr_tree_walk(struct rb_root *root, u32 key,
+				       struct rds_mr *insert)
+{
+	struct rb_node **p = &root->rb_node, *parent = NULL;
+	struct rds_mr *mr;
+
+	while (*p) {
+		parent = *p;
+		mr = rb_entry(parent, struct rds_mr, r_node);
+		if (key < mr->r_key)
+			p = &parent->rb_left;
+		else if (key > mr->r_key)
+			p = &parent->rb_right;
+		else
+			return mr;
+	}
+	if (insert) {
+		rb_link_node(&insert->r_node, parent, p);
+		rb_insert_color(&insert->r_node, root);
+	}
+	return NULL;
+}
+
+/* Take the MR of @key off the socket; the tree's reference passes over. */
+static struct rds_mr *rds_mr_take(struct rds_sock *rs, u32 key)
+{
+	struct rds_mr *mr;
+	unsigned long flags;
+
+	spin_lock_irqsave(&rs->rs_rdma_lock, flags);
+	mr = rds_mr_tree_walk(&rs->rs_mr_tree, key, NULL);
+	if (mr) {
+		rb_erase(&mr->r_node, &rs->rs_mr_tree);
+		RB_CLEAR_NODE(&mr->r_node);
+		clear_bit(RDS_MR_IN_TREE, &mr->r_state);
+	}
+	spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
+	return mr;
+}
+
+/* The MR left its socket: tell the transport (once), drop the tree ref. */
+static void rds_mr_release(struct rds_mr *mr, bool invalidate)
+{
+	if (!test_and_set_bit(RDS_MR_TRANS_FREED, &mr->r_state))
+		mr->r_trans->free_mr(mr, invalidate || mr->r_invalidate);
+	rds_mr_put(mr);
+}
+
+/**
+ * rds_rdma_map - pin, register and insert an MR
+ * @rs: socket
+ * @args: the user's arguments (a kernel copy)
+ * @conn: connection for RDS_CMSG_RDMA_MAP, NULL for the socket options
+ * @cookie_ret: where to store the cookie, or NULL
+ * @mr_ret: where to store a new reference to the MR, or NULL
+ *
+ * Writes the cookie to args->cookie_addr when that is non-zero.
+ * Return: 0 or a negative errno (the in-tree ones).
+ */
+static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
+			struct rds_connection *conn, u64 *cookie_ret,
+			struct rds_mr **mr_ret)
+{
+	struct rds_transport *trans = rs->rs_transport;
+	u64 addr = args->vec.addr, bytes = args->vec.bytes;
+	struct mmpin mmp = {};
+	struct rds_mr *mr, *found;
+	unsigned int offset, i;
+	unsigned long flags;
+	u64 npages, cookie;
+	int ret;
+
+	if (ipv6_addr_any(&rs->rs_bound_addr) || !trans)
+		return -ENOTCONN;
+	if (!trans->get_mr || !trans->free_mr)
+		return -EOPNOTSUPP;
+	if (bytes && !rds_range_pages(addr, bytes))
+		return -EINVAL;
+	if (!can_do_mlock())
+		return -EPERM;
+	npages = rds_range_pages(addr, bytes);
+	if (!npages)
+		return -EINVAL;
+	if (npages - 1 > (RDS_MAX_MSG_SIZE >> PAGE_SHIFT) ||
+	    bytes > RDS_MAX_MSG_SIZE)
+		return -EMSGSIZE;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return -ENOMEM;
+	refcount_set(&mr->r_refcount, 1);
+	RB_CLEAR_NODE(&mr->r_node);
+	mr->r_use_once = !!(args->flags & RDS_RDMA_USE_ONCE);
+	mr->r_invalidate = !!(args->flags & RDS_RDMA_INVALIDATE);
+	mr->r_write = !!(args->flags & RDS_RDMA_READWRITE);
+	mr->r_addr = addr;
+	mr->r_len = bytes;
+	mr->r_sock = rs;
+	mr->r_trans = trans;
+	offset = offset_in_page(addr);
+	mr->r_iova = offset | (mr->r_use_once ? RDS_MR_IOVA_USE_ONCE : 0);
+
+	ret = mm_account_pinned_pages(&mmp, npages << PAGE_SHIFT);
+	if (ret) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	mr->r_user = mmp.user;
+	mr->r_mm_pinned = mmp.num_pg;
+
+	ret = -ENOMEM;
+	mr->r_pages = kvcalloc(npages, sizeof(*mr->r_pages), GFP_KERNEL);
+	mr->r_sg = kcalloc(npages, sizeof(*mr->r_sg), GFP_KERNEL);
+	if (!mr->r_pages || !mr->r_sg)
+		goto out_free;
+
+	/* Always writable: the HCA may write whatever the flags said. */
+	ret = rds_pin(addr, npages, true, mr->r_pages);
+	if (ret)
+		goto out_free;
+	mr->r_nents = npages;
+
+	sg_init_table(mr->r_sg, npages);
+	for (i = 0; i < npages; i++) {
+		unsigned int off = i ? 0 : offset;
+		unsigned int len = min_t(u64, PAGE_SIZE - off, bytes);
+
+		sg_set_page(&mr->r_sg[i], mr->r_pages[i], len, off);
+		bytes -= len;
+	}
+
+	ret = trans->get_mr(rs, mr, conn);
+	if (ret)
+		goto out_free;
+	rds_mr_get(mr);			/* the transport's */
+	if (WARN_ON_ONCE(mr->r_iova > U32_MAX)) {
+		ret = -EINVAL;
+		goto out_release;
+	}
+
+	cookie = rds_rdma_make_cookie(mr->r_key, (u32)mr->r_iova);
+	if (args->cookie_addr &&
+	    put_user(cookie, (u64 __user *)(unsigned long)args->cookie_addr)) {
+		ret = -EFAULT;
+		goto out_release;
+	}
+
+	spin_lock_irqsave(&rs->rs_rdma_lock, flags);
+	found = rds_mr_tree_walk(&rs->rs_mr_tree, mr->r_key, mr);
+	if (!found)
+		set_bit(RDS_MR_IN_TREE, &mr->r_state);
+	spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
+	if (found) {
+		/* A transport handing out a key twice: refuse, loudly. */
+		WARN_ONCE(1, "rds: duplicate rkey %#x\n", mr->r_key);
+		ret = -EBUSY;
+		goto out_release;
+	}
+
+	if (cookie_ret)
+		*cookie_ret = cookie;
+	if (mr_ret) {
+		rds_mr_get(mr);
+		*mr_ret = mr;
+	}
+	return 0;
+
+out_release:
+	rds_mr_release(mr, true);	/* drops the creator's reference */
+	return ret;
+out_free:
+	rds_mr_put(mr);
+	return ret;
+}
+
+static int rds_get_mr(struct rds_sock *rs, sockptr_t optval,
+		      unsigned int optlen)
+{
+	struct rds_get_mr_args args;
+
+	if (optlen != sizeof(args))
+		return -EINVAL;
+	if (copy_from_sockptr(&args, optval, sizeof(args)))
+		return -EFAULT;
+	return rds_rdma_map(rs, &args, NULL, NULL, NULL);
+}
+
+static int rds_get_mr_for_dest(struct rds_sock *rs, sockptr_t optval,
+			       unsigned int optlen)
+{
+	struct rds_get_mr_for_dest_args dargs;
+	struct rds_get_mr_args args = {};
+
+	if (optlen != sizeof(dargs))
+		return -EINVAL;
+	if (copy_from_sockptr(&dargs, optval, sizeof(dargs)))
+		return -EFAULT;
+	/* The key is valid for every peer, so dest_addr changes nothing. */
+	args.vec = dargs.vec;
+	args.cookie_addr = dargs.cookie_addr;
+	args.flags = dargs.flags;
+	return rds_rdma_map(rs, &args, NULL, NULL, NULL);
+}
+
+static int rds_free_mr(struct rds_sock *rs, sockptr_t optval,
+		       unsigned int optlen)
+{
+	struct rds_free_mr_args args;
+	struct rds_mr *mr;
+
+	if (optlen != sizeof(args))
+		return -EINVAL;
+	if (copy_from_sockptr(&args, optval, sizeof(args)))
+		return -EFAULT;
+
+	if (!args.cookie) {
+		if (!rs->rs_transport || !rs->rs_transport->flush_mrs)
+			return -EINVAL;
+		rs->rs_transport->flush_mrs(rs);
+		return 0;
+	}
+
+	mr = rds_mr_take(rs, rds_rdma_cookie_key(args.cookie));
+	if (!mr)
+		return -EINVAL;
+	rds_mr_release(mr, args.flags & RDS_RDMA_INVALIDATE);
+	return 0;
 }
 
 /**
@@ -34,14 +372,754 @@ int rds_cmsg_rdma(struct rds_sock *rs, struct rds_message *rm,
  * @rs: socket
  * @optname: option
  * @optval: user argument
- * @optlen: its length
+ * @optlen: its length (must be the exact struct size: EINVAL)
  *
- * Return: -EOPNOTSUPP for now.
+ * Process context, may sleep.  Return: 0 or a negative errno.
  */
 int rds_rdma_setsockopt(struct rds_sock *rs, int optname, sockptr_t optval,
 			unsigned int optlen)
 {
-	return -EOPNOTSUPP;
+	switch (optname) {
+	case RDS_GET_MR:
+		return rds_get_mr(rs, optval, optlen);
+	case RDS_GET_MR_FOR_DEST:
+		return rds_get_mr_for_dest(rs, optval, optlen);
+	case RDS_FREE_MR:
+		return rds_free_mr(rs, optval, optlen);
+	default:
+		return -ENOPROTOOPT;
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Notifications
+ * ------------------------------------------------------------------------
+ */
+
+static struct rds_notifier *rds_notifier_alloc(struct rds_sock *rs,
+					       u64 token)
+{
+	struct rds_notifier *n = kzalloc(sizeof(*n), GFP_KERNEL);
+
+	if (!n)
+		return NULL;
+	INIT_LIST_HEAD(&n->n_list);
+	n->n_user_token = token;
+	n->n_status = RDS_RDMA_OTHER_ERROR;
+	n->n_rs = rs;
+	sock_hold(rds_rs_to_sk(rs));
+	return n;
+}
+
+static void rds_notifier_free(struct rds_notifier *n)
+{
+	sock_put(rds_rs_to_sk(n->n_rs));
+	kfree(n);
+}
+
+static void rds_notify_wake(struct rds_sock *rs)
+{
+	struct sock *sk = rds_rs_to_sk(rs);
+	struct socket_wq *wq;
+
+	rcu_read_lock();
+	wq = rcu_dereference(sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_all(&wq->wait);
+	rcu_read_unlock();
+}
+
+/*
+ * Report the outcome of one op: the first report wins.  Queued when the
+ * application asked for it (always, or on failure with RDS_RECVERR).
+ */
+static void rds_op_report(struct rds_notifier **slot, bool notify,
+			  bool recverr, int status)
+{
+	struct rds_notifier *n = xchg(slot, NULL);
+	struct rds_sock *rs;
+	unsigned long flags;
+	bool queued = false;
+
+	if (!n)
+		return;
+	rs = n->n_rs;
+	if (notify || (recverr && status != RDS_RDMA_SUCCESS)) {
+		n->n_status = status;
+		spin_lock_irqsave(&rs->rs_recv_lock, flags);
+		if (!sock_flag(rds_rs_to_sk(rs), SOCK_DEAD)) {
+			list_add_tail(&n->n_list, &rs->rs_notify_queue);
+			queued = true;
+		}
+		spin_unlock_irqrestore(&rs->rs_recv_lock, flags);
+	}
+	if (queued)
+		rds_notify_wake(rs);
+	else
+		rds_notifier_free(n);
+}
+
+void rds_rdma_send_complete(struct rds_message *rm, int status)
+{
+	struct rm_rdma_op *op = &rm->rdma;
+
+	if (status == RDS_RDMA_SUCCESS)
+		rds_stats_add(s_send_rdma_bytes, op->op_bytes);
+	rds_op_report(&op->op_notifier, op->op_notify, op->op_recverr, status);
+}
+EXPORT_SYMBOL_GPL(rds_rdma_send_complete);
+
+void rds_atomic_send_complete(struct rds_message *rm, int status)
+{
+	struct rm_atomic_op *op = &rm->atomic;
+
+	rds_op_report(&op->op_notifier, op->op_notify, op->op_recverr, status);
+}
+EXPORT_SYMBOL_GPL(rds_atomic_send_complete);
+
+/**
+ * rds_rdma_msg_drop - a message with ops will not be (re)sent
+ * @rm: the message
+ * @status: RDS_RDMA_CANCELED or RDS_RDMA_DROPPED
+ *
+ * Reports @status for each op that has not reported yet.  Any context.
+ * Return: true if @rm had an op.
+ */
+bool rds_rdma_msg_drop(struct rds_message *rm, int status)
+{
+	if (!rm->rdma.op_active && !rm->atomic.op_active)
+		return false;
+	if (rm->atomic.op_active)
+		rds_atomic_send_complete(rm, status);
+	if (rm->rdma.op_active)
+		rds_rdma_send_complete(rm, status);
+	return true;
+}
+
+/**
+ * rds_notify_recv - hand one notification to recvmsg()
+ * @rs: socket
+ * @msg: the user's msghdr
+ *
+ * Return: 0 (the recvmsg() return: no data), -EAGAIN if there was none,
+ * or -EFAULT.
+ */
+int rds_notify_recv(struct rds_sock *rs, struct msghdr *msg)
+{
+	struct rds_rdma_notify cmsg;
+	struct rds_notifier *n;
+	unsigned long flags;
+	int ret;
+
+	spin_lock_irqsave(&rs->rs_recv_lock, flags);
+	n = list_first_entry_or_null(&rs->rs_notify_queue,
+				     struct rds_notifier, n_list);
+	if (n)
+		list_del_init(&n->n_list);
+	spin_unlock_irqrestore(&rs->rs_recv_lock, flags);
+	if (!n)
+		return -EAGAIN;
+
+	memset(&cmsg, 0, sizeof(cmsg));	/* the padding goes to userspace */
+	cmsg.user_token = n->n_user_token;
+	cmsg.status = n->n_status;
+	ret = put_cmsg(msg, SOL_RDS, RDS_CMSG_RDMA_STATUS, sizeof(cmsg), &cmsg);
+	if (ret) {
+		/* Keep it for the next call. */
+		spin_lock_irqsave(&rs->rs_recv_lock, flags);
+		list_add(&n->n_list, &rs->rs_notify_queue);
+		spin_unlock_irqrestore(&rs->rs_recv_lock, flags);
+		return ret;
+	}
+	rds_notifier_free(n);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Ops on messages
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * struct rds_op_pin - the pages an op pinned, released from a work item
+ * @work: unpin work (unpin_user_pages_dirty_lock() may sleep)
+ * @dirty: the HCA may have written them
+ * @npages: pages
+ * @pages: the pages
+ */
+struct rds_op_pin {
+	struct work_struct	work;
+	bool			dirty;
+	unsigned int		npages;
+	struct page		*pages[];
+};
+
+static void rds_op_pin_work(struct work_struct *work)
+{
+	struct rds_op_pin *pin = container_of(work, struct rds_op_pin, work);
+
+	unpin_user_pages_dirty_lock(pin->pages, pin->npages, pin->dirty);
+	kvfree(pin);
+}
+
+static void rds_op_pin_release(struct rds_op_pin *pin)
+{
+	if (!pin)
+		return;
+	if (!pin->npages) {
+		kvfree(pin);
+		return;
+	}
+	INIT_WORK(&pin->work, rds_op_pin_work);
+	queue_work(rds_wq, &pin->work);
+}
+
+/**
+ * rds_rdma_free_ops - release what the cmsgs attached to a message
+ * @rm: the message, being freed
+ *
+ * An op that never reported reports RDS_RDMA_DROPPED now.  Any context.
+ */
+void rds_rdma_free_ops(struct rds_message *rm)
+{
+	rds_rdma_msg_drop(rm, RDS_RDMA_DROPPED);
+	if (rm->rdma.op_active) {
+		rds_op_pin_release(rm->rdma.op_pin);
+		kfree(rm->rdma.op_sg);
+		rm->rdma.op_active = 0;
+	}
+	if (rm->atomic.op_active) {
+		rds_op_pin_release(rm->atomic.op_pin);
+		kfree(rm->atomic.op_sg);
+		rm->atomic.op_active = 0;
+	}
+	if (rm->m_rdma_mr) {
+		rds_mr_put(rm->m_rdma_mr);
+		rm->m_rdma_mr = NULL;
+	}
+}
+
+/* Cookie cmsgs (MAP, DEST) and op cmsgs (ARGS, atomics) do not mix. */
+static bool rds_has_cookie(struct rds_message *rm)
+{
+	return rm->m_rdma_cookie || rm->m_rdma_mr;
+}
+
+static bool rds_has_op(struct rds_message *rm)
+{
+	return rm->rdma.op_active || rm->atomic.op_active;
+}
+
+static int rds_add_rdma_exthdr(struct rds_message *rm, u32 key)
+{
+	struct rds_ext_header_rdma ext = { .h_rdma_rkey = cpu_to_be32(key) };
+
+	return rds_message_add_extension(&rm->m_inc.i_hdr, RDS_EXTHDR_RDMA,
+					 &ext);
+}
+
+static int rds_cmsg_rdma_args(struct rds_sock *rs, struct rds_message *rm,
+			      struct cmsghdr *cmsg)
+{
+	struct rm_rdma_op *op = &rm->rdma;
+	struct rds_iovec *iovs = NULL;
+	struct rds_rdma_args args;
+	struct rds_op_pin *pin = NULL;
+	u64 npages = 0, nbytes = 0;
+	unsigned int i, j, n;
+	int ret;
+
+	if (cmsg->cmsg_len < CMSG_LEN(sizeof(args)) || op->op_active ||
+	    rds_has_cookie(rm))
+		return -EINVAL;
+	memcpy(&args, CMSG_DATA(cmsg), sizeof(args));
+
+	if (ipv6_addr_any(&rs->rs_bound_addr))
+		return -ENOTCONN;
+	if (!args.nr_local)
+		return -EINVAL;
+	if (args.nr_local > UIO_MAXIOV)
+		return -EMSGSIZE;
+
+	iovs = kvcalloc(args.nr_local, sizeof(*iovs), GFP_KERNEL);
+	if (!iovs)
+		return -ENOMEM;
+	if (copy_from_user(iovs, u64_to_user_ptr(args.local_vec_addr),
+			   args.nr_local * sizeof(*iovs))) {
+		ret = -EFAULT;
+		goto out;
+	}
+	for (i = 0; i < args.nr_local; i++) {
+		u64 p = rds_range_pages(iovs[i].addr, iovs[i].bytes);
+
+		if (!p) {
+			ret = -EINVAL;
+			goto out;
+		}
+		if (iovs[i].bytes > RDS_MAX_MSG_SIZE) {
+			ret = -EMSGSIZE;
+			goto out;
+		}
+		nbytes += iovs[i].bytes;	/* <= UIO_MAXIOV << 20 */
+		npages += p;
+	}
+	if (nbytes > args.remote_vec.bytes) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (nbytes > RDS_MAX_MSG_SIZE) {
+		ret = -EMSGSIZE;
+		goto out;
+	}
+	/* npages <= (1 MiB >> PAGE_SHIFT) + nr_local now. */
+
+	ret = -ENOMEM;
+	pin = kvzalloc(struct_size(pin, pages, npages), GFP_KERNEL);
+	op->op_sg = kcalloc(npages, sizeof(*op->op_sg), GFP_KERNEL);
+	if (!pin || !op->op_sg)
+		goto out_op;
+	sg_init_table(op->op_sg, npages);
+	op->op_write = !!(args.flags & RDS_RDMA_READWRITE);
+	pin->dirty = !op->op_write;
+
+	for (i = 0; i < args.nr_local; i++) {
+		u64 addr = iovs[i].addr, left = iovs[i].bytes;
+
+		n = rds_range_pages(addr, left);
+		/* READ writes local memory: pin it writable. */
+		ret = rds_pin(addr, n, !op->op_write, &pin->pages[pin->npages]);
+		if (ret)
+			goto out_op;
+		for (j = 0; j < n; j++) {
+			unsigned int off = offset_in_page(addr);
+			unsigned int len = min_t(u64, PAGE_SIZE - off, left);
+
+			sg_set_page(&op->op_sg[op->op_nents + j],
+				    pin->pages[pin->npages + j], len, off);
+			addr += len;
+			left -= len;
+		}
+		pin->npages += n;
+		op->op_nents += n;
+	}
+
+	if ((args.flags & RDS_RDMA_NOTIFY_ME) || rs->rs_recverr) {
+		op->op_notifier = rds_notifier_alloc(rs, args.user_token);
+		if (!op->op_notifier)
+			goto out_op;
+	}
+	op->op_fence = !!(args.flags & RDS_RDMA_FENCE);
+	op->op_notify = !!(args.flags & RDS_RDMA_NOTIFY_ME);
+	op->op_silent = !!(args.flags & RDS_RDMA_SILENT);
+	op->op_recverr = rs->rs_recverr;
+	op->op_use_once = !!(rds_rdma_cookie_offset(args.cookie) &
+			     RDS_MR_IOVA_USE_ONCE);
+	op->op_rkey = rds_rdma_cookie_key(args.cookie);
+	op->op_remote_addr = args.remote_vec.addr +
+			     rds_rdma_cookie_offset(args.cookie);
+	op->op_bytes = nbytes;
+	op->op_pin = pin;
+	ret = rds_add_rdma_exthdr(rm, op->op_rkey);
+	if (ret)
+		goto out_op;
+	op->op_active = 1;
+	rds_stats_inc(s_send_rdma);
+	kvfree(iovs);
+	return 0;
+
+out_op:
+	if (op->op_notifier)
+		rds_notifier_free(op->op_notifier);
+	op->op_notifier = NULL;
+	rds_op_pin_release(pin);
+	op->op_pin = NULL;
+	kfree(op->op_sg);
+	op->op_sg = NULL;
+	op->op_nents = 0;
+out:
+	kvfree(iovs);
+	return ret;
+}
+
+static int rds_cmsg_rdma_dest(struct rds_sock *rs, struct rds_message *rm,
+			      struct cmsghdr *cmsg)
+{
+	struct rds_mr *mr;
+	unsigned long flags;
+	u64 cookie;
+	int ret;
+
+	if (cmsg->cmsg_len < CMSG_LEN(sizeof(cookie)) || rds_has_cookie(rm) ||
+	    rds_has_op(rm))
+		return -EINVAL;
+	memcpy(&cookie, CMSG_DATA(cmsg), sizeof(cookie));
+
+	spin_lock_irqsave(&rs->rs_rdma_lock, flags);
+	mr = rds_mr_tree_walk(&rs->rs_mr_tree, rds_rdma_cookie_key(cookie),
+			      NULL);
+	if (mr)
+		rds_mr_get(mr);
+	spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
+	if (!mr)
+		return -EINVAL;
+
+	ret = rds_message_add_rdma_dest_extension(&rm->m_inc.i_hdr,
+						  rds_rdma_cookie_key(cookie),
+						  rds_rdma_cookie_offset(cookie));
+	if (ret) {
+		rds_mr_put(mr);
+		return ret;
+	}
+	if (mr->r_trans->sync_mr)
+		mr->r_trans->sync_mr(mr, DMA_TO_DEVICE);
+	rm->m_rdma_cookie = cookie;
+	rm->m_rdma_mr = mr;
+	return 0;
+}
+
+static int rds_cmsg_rdma_map(struct rds_sock *rs, struct rds_message *rm,
+			     struct cmsghdr *cmsg)
+{
+	struct rds_get_mr_args args;
+	struct rds_mr *mr = NULL;
+	u64 cookie = 0;
+	int ret;
+
+	if (cmsg->cmsg_len < CMSG_LEN(sizeof(args)) || rds_has_cookie(rm) ||
+	    rds_has_op(rm))
+		return -EINVAL;
+	memcpy(&args, CMSG_DATA(cmsg), sizeof(args));
+
+	ret = rds_rdma_map(rs, &args, rs->rs_conn, &cookie, &mr);
+	if (ret)
+		return ret;
+	rm->m_rdma_cookie = cookie;
+	rm->m_rdma_mr = mr;
+	set_bit(RDS_MSG_RDMA_MAP, &rm->m_flags);
+	return rds_message_add_rdma_dest_extension(&rm->m_inc.i_hdr,
+						   rds_rdma_cookie_key(cookie),
+						   rds_rdma_cookie_offset(cookie));
+}
+
+static int rds_cmsg_atomic(struct rds_sock *rs, struct rds_message *rm,
+			   struct cmsghdr *cmsg)
+{
+	struct rm_atomic_op *op = &rm->atomic;
+	struct rds_atomic_args args;
+	struct rds_op_pin *pin;
+	int ret;
+
+	if (cmsg->cmsg_len < CMSG_LEN(sizeof(args)) || op->op_active ||
+	    rds_has_cookie(rm))
+		return -EINVAL;
+	memcpy(&args, CMSG_DATA(cmsg), sizeof(args));
+
+	if (ipv6_addr_any(&rs->rs_bound_addr))
+		return -ENOTCONN;
+
+	switch (cmsg->cmsg_type) {
+	case RDS_CMSG_ATOMIC_FADD:
+		op->op_type = RDS_ATOMIC_TYPE_FADD;
+		op->op_m_fadd.add = args.fadd.add;
+		op->op_m_fadd.nocarry_mask = 0;
+		break;
+	case RDS_CMSG_MASKED_ATOMIC_FADD:
+		op->op_type = RDS_ATOMIC_TYPE_FADD;
+		op->op_masked = 1;
+		op->op_m_fadd.add = args.m_fadd.add;
+		op->op_m_fadd.nocarry_mask = args.m_fadd.nocarry_mask;
+		break;
+	case RDS_CMSG_ATOMIC_CSWP:
+		op->op_type = RDS_ATOMIC_TYPE_CSWP;
+		op->op_m_cswp.compare = args.cswp.compare;
+		op->op_m_cswp.swap = args.cswp.swap;
+		op->op_m_cswp.compare_mask = ~0ULL;
+		op->op_m_cswp.swap_mask = ~0ULL;
+		break;
+	case RDS_CMSG_MASKED_ATOMIC_CSWP:
+		op->op_type = RDS_ATOMIC_TYPE_CSWP;
+		op->op_masked = 1;
+		op->op_m_cswp.compare = args.m_cswp.compare;
+		op->op_m_cswp.swap = args.m_cswp.swap;
+		op->op_m_cswp.compare_mask = args.m_cswp.compare_mask;
+		op->op_m_cswp.swap_mask = args.m_cswp.swap_mask;
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	if (args.local_addr & 7) {
+		ret = -EFAULT;
+		goto out;
+	}
+	ret = -ENOMEM;
+	pin = kvzalloc(struct_size(pin, pages, 1), GFP_KERNEL);
+	op->op_sg = kcalloc(1, sizeof(*op->op_sg), GFP_KERNEL);
+	op->op_pin = pin;
+	if (!pin || !op->op_sg)
+		goto out;
+	pin->dirty = true;
+	ret = rds_pin(args.local_addr, 1, true, pin->pages);
+	if (ret)
+		goto out;
+	pin->npages = 1;
+	sg_init_table(op->op_sg, 1);
+	sg_set_page(op->op_sg, pin->pages[0], 8,
+		    offset_in_page(args.local_addr));
+
+	if ((args.flags & RDS_RDMA_NOTIFY_ME) || rs->rs_recverr) {
+		ret = -ENOMEM;
+		op->op_notifier = rds_notifier_alloc(rs, args.user_token);
+		if (!op->op_notifier)
+			goto out;
+	}
+	op->op_notify = !!(args.flags & RDS_RDMA_NOTIFY_ME);
+	op->op_silent = !!(args.flags & RDS_RDMA_SILENT);
+	op->op_recverr = rs->rs_recverr;
+	op->op_use_once = !!(rds_rdma_cookie_offset(args.cookie) &
+			     RDS_MR_IOVA_USE_ONCE);
+	op->op_rkey = rds_rdma_cookie_key(args.cookie);
+	op->op_remote_addr = args.remote_addr +
+			     rds_rdma_cookie_offset(args.cookie);
+	/* The owner of a use-once key learns of the atomic like of an RDMA. */
+	if (op->op_use_once && !rm->rdma.op_active) {
+		ret = rds_add_rdma_exthdr(rm, op->op_rkey);
+		if (ret)
+			goto out;
+	}
+	op->op_active = 1;
+	return 0;
+
+out:
+	if (op->op_notifier)
+		rds_notifier_free(op->op_notifier);
+	op->op_notifier = NULL;
+	rds_op_pin_release(op->op_pin);
+	op->op_pin = NULL;
+	kfree(op->op_sg);
+	op->op_sg = NULL;
+	op->op_masked = 0;
+	return ret;
+}
+
+/**
+ * rds_cmsg_rdma - handle one RDMA/atomic cmsg of sendmsg()
+ * @rs: socket
+ * @rm: message being built (header populated)
+ * @cmsg: the cmsg (level SOL_RDS, CMSG_OK checked)
+ *
+ * Process context.  Return: 0 or a negative errno; what was attached
+ * before an error is released with the message.
+ */
+int rds_cmsg_rdma(struct rds_sock *rs, struct rds_message *rm,
+		  struct cmsghdr *cmsg)
+{
+	switch (cmsg->cmsg_type) {
+	case RDS_CMSG_RDMA_ARGS:
+		return rds_cmsg_rdma_args(rs, rm, cmsg);
+	case RDS_CMSG_RDMA_DEST:
+		return rds_cmsg_rdma_dest(rs, rm, cmsg);
+	case RDS_CMSG_RDMA_MAP:
+		return rds_cmsg_rdma_map(rs, rm, cmsg);
+	case RDS_CMSG_ATOMIC_FADD:
+	case RDS_CMSG_ATOMIC_CSWP:
+	case RDS_CMSG_MASKED_ATOMIC_FADD:
+	case RDS_CMSG_MASKED_ATOMIC_CSWP:
+		return rds_cmsg_atomic(rs, rm, cmsg);
+	default:
+		return -EINVAL;
+	}
+}
+
+/**
+ * rds_rdma_check_send - can the connection's transport carry @rm's ops
+ * @rs: socket
+ * @rm: message
+ * @conn: connection chosen for it
+ *
+ * Return: 0, or -EOPNOTSUPP (no RDMA/atomics there).
+ */
+int rds_rdma_check_send(struct rds_sock *rs, struct rds_message *rm,
+			struct rds_connection *conn)
+{
+	struct rds_transport *trans = conn->c_trans;
+
+	if (rm->rdma.op_active && !trans->xmit_rdma)
+		return -EOPNOTSUPP;
+	if (rm->atomic.op_active) {
+		if (!trans->xmit_atomic)
+			return -EOPNOTSUPP;
+		if (trans->atomic_check)
+			return trans->atomic_check(rs, conn,
+						   rm->atomic.op_masked);
+	}
+	return 0;
+}
+
+/**
+ * rds_rdma_sendmsg_failed - sendmsg() gives up on @rm before queueing it
+ * @rs: socket
+ * @rm: message
+ *
+ * An MR that RDS_CMSG_RDMA_MAP made for it is destroyed again, as in-tree;
+ * ops do not report (the application got the error).
+ */
+void rds_rdma_sendmsg_failed(struct rds_sock *rs, struct rds_message *rm)
+{
+	struct rds_notifier *n;
+	struct rds_mr *mr;
+
+	n = xchg(&rm->rdma.op_notifier, NULL);
+	if (n)
+		rds_notifier_free(n);
+	n = xchg(&rm->atomic.op_notifier, NULL);
+	if (n)
+		rds_notifier_free(n);
+
+	/* Only the MAP case: DEST named an MR the application keeps. */
+	mr = rm->m_rdma_mr;
+	if (!mr || !test_bit(RDS_MSG_RDMA_MAP, &rm->m_flags))
+		return;
+	if (rds_mr_take(rs, mr->r_key) == mr)
+		rds_mr_release(mr, true);
+}
+
+/**
+ * rds_rdma_xmit_ops - post a message's ops before its data
+ * @cp: path (RDS_IN_XMIT held)
+ * @rm: the message at the transmit cursor
+ *
+ * Return: 0 to go on with ->xmit(), a positive byte count when the message
+ * is complete without a SEND (silent, or dropped because it is a
+ * retransmission), or a negative errno as ->xmit() returns them.
+ */
+int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
+{
+	struct rds_transport *trans = cp->cp_conn->c_trans;
+	unsigned int total = sizeof(struct rds_header) + rm->m_payload_len;
+	int ret;
+
+	if (!rds_has_op(rm) || cp->cp_xmit_hdr_off)
+		return 0;
+	if (test_bit(RDS_MSG_RETRANSMITTED, &rm->m_flags)) {
+		/* RDMA is not idempotent: never again after a reconnect. */
+		rds_rdma_msg_drop(rm, RDS_RDMA_DROPPED);
+		return total;
+	}
+	if (rm->atomic.op_active && !cp->cp_xmit_atomic_sent) {
+		if (!trans->xmit_atomic)
+			return -EOPNOTSUPP;
+		ret = trans->xmit_atomic(cp, &rm->atomic);
+		if (ret)
+			return ret;
+		cp->cp_xmit_atomic_sent = 1;
+	}
+	if (rm->rdma.op_active && !cp->cp_xmit_rdma_sent) {
+		if (!trans->xmit_rdma)
+			return -EOPNOTSUPP;
+		ret = trans->xmit_rdma(cp, &rm->rdma);
+		if (ret)
+			return ret;
+		cp->cp_xmit_rdma_sent = 1;
+	}
+	if (!rm->m_payload_len && !rm->m_rdma_cookie &&
+	    (!rm->rdma.op_active || rm->rdma.op_silent) &&
+	    (!rm->atomic.op_active || rm->atomic.op_silent))
+		return total;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Receive side: use-once keys and delivery holds
+ * ------------------------------------------------------------------------
+ */
+
+bool rds_inc_held(struct rds_incoming *inc)
+{
+	return atomic_read(&inc->i_holds) != 0;
+}
+
+void rds_inc_hold(struct rds_incoming *inc)
+{
+	rds_inc_addref(inc);
+	atomic_inc(&inc->i_holds);
+}
+EXPORT_SYMBOL_GPL(rds_inc_hold);
+
+void rds_inc_unhold(struct rds_incoming *inc)
+{
+	struct rds_sock *rs;
+
+	if (atomic_dec_and_test(&inc->i_holds)) {
+		rs = xchg(&inc->i_hold_rs, NULL);
+		if (rs) {
+			rds_notify_wake(rs);
+			sock_put(rds_rs_to_sk(rs));
+		}
+	}
+	rds_inc_put(inc);
+}
+EXPORT_SYMBOL_GPL(rds_inc_unhold);
+
+/**
+ * rds_rdma_unuse_inc - @inc carries RDS_EXTHDR_RDMA for our key @r_key
+ * @rs: destination socket (a reference is held by the caller)
+ * @inc: the message, not yet queued on @rs
+ * @r_key: the key
+ *
+ * A use-once MR leaves the socket; the transport may hold @inc until the
+ * key is dead.  Other MRs are only synced.  Unknown keys are ignored (an
+ * MR freed meanwhile, or a peer's mistake).
+ */
+void rds_rdma_unuse_inc(struct rds_sock *rs, struct rds_incoming *inc,
+			u32 r_key)
+{
+	struct rds_mr *mr;
+	unsigned long flags;
+
+	spin_lock_irqsave(&rs->rs_rdma_lock, flags);
+	mr = rds_mr_tree_walk(&rs->rs_mr_tree, r_key, NULL);
+	if (mr) {
+		rds_mr_get(mr);
+		if (mr->r_use_once) {
+			rb_erase(&mr->r_node, &rs->rs_mr_tree);
+			RB_CLEAR_NODE(&mr->r_node);
+			clear_bit(RDS_MR_IN_TREE, &mr->r_state);
+		}
+	}
+	spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
+	if (!mr)
+		return;
+
+	if (!mr->r_use_once) {
+		if (mr->r_trans->sync_mr)
+			mr->r_trans->sync_mr(mr, DMA_FROM_DEVICE);
+		rds_mr_put(mr);
+		return;
+	}
+
+	rds_mr_put(mr);			/* the lookup's; the tree's remains */
+	if (!inc || !mr->r_trans->unuse_mr) {
+		rds_mr_release(mr, true);
+		return;
+	}
+	if (test_and_set_bit(RDS_MR_TRANS_FREED, &mr->r_state)) {
+		rds_mr_put(mr);
+		return;
+	}
+	/*
+	 * Our own hold around the call, so that the last unhold (ours or
+	 * the transport's) always comes and releases the socket.  The
+	 * message is not queued yet: a release before that is harmless.
+	 */
+	rds_inc_hold(inc);
+	if (!inc->i_hold_rs) {
+		sock_hold(rds_rs_to_sk(rs));
+		inc->i_hold_rs = rs;
+	}
+	mr->r_trans->unuse_mr(mr, inc);
+	rds_inc_unhold(inc);
+	rds_mr_put(mr);
 }
 
 /**
@@ -49,16 +1127,55 @@ int rds_rdma_setsockopt(struct rds_sock *rs, int optname, sockptr_t optval,
  * @rs: socket that received the message
  * @r_key: the key from the RDMA extension header
  *
- * Frees a use-once MR; nothing to do until MRs exist.  Any context.
+ * Like rds_rdma_unuse_inc() without a message to hold.  Any context.
  */
 void rds_rdma_unuse(struct rds_sock *rs, u32 r_key)
 {
+	rds_rdma_unuse_inc(rs, NULL, r_key);
 }
 
 /**
- * rds_rdma_drop_keys - release a closing socket's MRs (nothing yet)
- * @rs: socket
+ * rds_rdma_drop_keys - release a closing socket's MRs and notifications
+ * @rs: socket (orphaned: nothing new is queued)
+ *
+ * Process context.
  */
 void rds_rdma_drop_keys(struct rds_sock *rs)
 {
+	struct rds_transport *flush = NULL;
+	struct rds_notifier *n, *tmp;
+	struct rb_node *node;
+	struct rds_mr *mr;
+	unsigned long flags;
+	LIST_HEAD(list);
+
+	for (;;) {
+		spin_lock_irqsave(&rs->rs_rdma_lock, flags);
+		node = rb_first(&rs->rs_mr_tree);
+		mr = NULL;
+		if (node) {
+			mr = rb_entry(node, struct rds_mr, r_node);
+			rb_erase(node, &rs->rs_mr_tree);
+			RB_CLEAR_NODE(node);
+			clear_bit(RDS_MR_IN_TREE, &mr->r_state);
+		}
+		spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
+		if (!mr)
+			break;
+		mr->r_sock = NULL;
+		flush = mr->r_trans;
+		/* Invalidation may be lazy: nobody can use the pages now. */
+		mr->r_invalidate = 0;
+		rds_mr_release(mr, false);
+	}
+	if (flush && flush->flush_mrs)
+		flush->flush_mrs(rs);
+
+	spin_lock_irqsave(&rs->rs_recv_lock, flags);
+	list_splice_init(&rs->rs_notify_queue, &list);
+	spin_unlock_irqrestore(&rs->rs_recv_lock, flags);
+	list_for_each_entry_safe(n, tmp, &list, n_list) {
+		list_del(&n->n_list);
+		rds_notifier_free(n);
+	}
 }

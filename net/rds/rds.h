@@ -339,7 +339,8 @@ static inline bool rds_conn_path_up(const struct rds_conn_path *cp)
  * @i_holds: delivery holds (rds_inc_hold()); recvmsg() and poll() do not
  *	return this message, nor anything queued after it on its socket,
  *	while it is non-zero
- * @i_hold_rs: socket to wake when the last hold goes (reference held)
+ * @i_hold_rs: socket to wake when the last hold goes (a reference, held
+ *	while i_holds is non-zero; rds.ko)
  */
 struct rds_incoming {
 	refcount_t		i_refcount;
@@ -365,6 +366,7 @@ struct rds_incoming {
 #define RDS_MSG_MAPPED		6	/* transport has it DMA mapped */
 #define RDS_MSG_PAGEVEC		7	/* payload pages not ours (cong map) */
 #define RDS_MSG_FLUSH		8	/* free for transport use */
+#define RDS_MSG_RDMA_MAP	9	/* m_rdma_mr made by RDS_CMSG_RDMA_MAP */
 
 /**
  * struct rm_data_op - the payload of a message
@@ -392,11 +394,13 @@ struct rm_data_op {
  * @n_user_token: the user_token of the op
  * @n_status: RDS_RDMA_SUCCESS, _REMOTE_ERROR, _CANCELED, _DROPPED,
  *	_OTHER_ERROR
+ * @n_rs: socket to notify (a reference, rds.ko)
  */
 struct rds_notifier {
 	struct list_head	n_list;
 	u64			n_user_token;
 	int			n_status;
+	struct rds_sock		*n_rs;
 };
 
 /**
@@ -410,9 +414,12 @@ struct rds_notifier {
  *	cookie either, no SEND follows at all: the RDMA WR is the final op
  * @op_mapped: the transport DMA mapped op_sg (transport bookkeeping)
  * @op_use_once: the remote cookie is one of our nodes' use-once keys
- *	(RDS_MR_IOVA_USE_ONCE in its offset) or the application flagged the
- *	op RDS_RDMA_USE_ONCE: the completing SEND may invalidate op_rkey
- *	remotely (IB_WR_SEND_WITH_INV) when the connection negotiated it
+ *	(RDS_MR_IOVA_USE_ONCE in its offset; an RDS_RDMA_USE_ONCE flag in
+ *	the args is accepted but does not set it: only the owner decides):
+ *	the completing SEND may invalidate op_rkey remotely
+ *	(IB_WR_SEND_WITH_INV) when the connection negotiated it.  rds.ko has
+ *	already put the RDS_EXTHDR_RDMA {op_rkey} extension in the header
+ *	(and RDMA_DEST for m_rdma_cookie): the transport adds neither
  * @op_rkey: remote key (low 32 bits of the cookie)
  * @op_remote_addr: remote address: cookie offset + remote_vec.addr
  * @op_bytes: total bytes (sum of the local iovecs, <= remote_vec.bytes,
@@ -424,6 +431,7 @@ struct rds_notifier {
  * @op_notifier: the notification, or NULL; rds.ko queues it once, from
  *	rds_rdma_send_complete() or when the message is dropped/cancelled
  * @op_rdma_mr: NULL for this op (the MAP/DEST MR is rm->m_rdma_mr)
+ * @op_pin: rds.ko's record of the pinned pages (private)
  */
 struct rm_rdma_op {
 	unsigned int		op_active:1;
@@ -442,6 +450,7 @@ struct rm_rdma_op {
 	struct scatterlist	*op_sg;
 	struct rds_notifier	*op_notifier;
 	void			*op_rdma_mr;
+	void			*op_pin;
 };
 
 /**
@@ -466,6 +475,7 @@ struct rm_rdma_op {
  * @op_sg: one entry: the 8-byte local result buffer (8-byte aligned, pinned)
  * @op_notifier: notification, or NULL
  * @op_rdma_mr: unused (NULL)
+ * @op_pin: rds.ko's record of the pinned page (private)
  */
 struct rm_atomic_op {
 	unsigned int		op_active:1;
@@ -493,6 +503,7 @@ struct rm_atomic_op {
 	struct scatterlist	*op_sg;
 	struct rds_notifier	*op_notifier;
 	void			*op_rdma_mr;
+	void			*op_pin;
 };
 
 #define RDS_ATOMIC_TYPE_CSWP	0
@@ -843,7 +854,7 @@ struct rds_bind_key {
  * @rs_rx_traces: number of rx latency trace points requested
  * @rs_rx_trace: the trace points
  * @rs_notify_queue: struct rds_notifier waiting for recvmsg(), under
- *	rs_lock
+ *	rs_recv_lock
  * @rs_rdma_lock: protects rs_mr_tree
  * @rs_mr_tree: the socket's MRs (struct rds_mr), keyed by r_key
  * @rs_seen_congestion: a send met a congested port; poll() also waits for
@@ -1452,6 +1463,8 @@ void rds_rdma_free_ops(struct rds_message *rm);
 bool rds_rdma_msg_drop(struct rds_message *rm, int status);
 int rds_notify_recv(struct rds_sock *rs, struct msghdr *msg);
 bool rds_inc_held(struct rds_incoming *inc);
+void rds_rdma_sendmsg_failed(struct rds_sock *rs, struct rds_message *rm);
+int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm);
 
 /**
  * rds_mr_get - take a reference on an MR

@@ -53,6 +53,8 @@ void rds_inc_init(struct rds_incoming *inc, struct rds_conn_path *cp,
 	inc->i_rx_jiffies = jiffies;
 	inc->i_rx_tstamp = 0;
 	inc->i_rdma_cookie = 0;
+	atomic_set(&inc->i_holds, 0);
+	inc->i_hold_rs = NULL;
 	memset(inc->i_rx_lat_trace, 0, sizeof(inc->i_rx_lat_trace));
 	inc->i_rx_lat_trace[RDS_MSG_RX_HDR] = local_clock();
 }
@@ -168,7 +170,8 @@ static void rds_recv_exthdrs(struct rds_incoming *inc, struct rds_sock *rs)
 			break;
 		switch (type) {
 		case RDS_EXTHDR_RDMA:
-			rds_rdma_unuse(rs, be32_to_cpu(buf.rdma.h_rdma_rkey));
+			rds_rdma_unuse_inc(rs, inc,
+					   be32_to_cpu(buf.rdma.h_rdma_rkey));
 			break;
 		case RDS_EXTHDR_RDMA_DEST:
 			inc->i_rdma_cookie =
@@ -249,9 +252,20 @@ void rds_recv_incoming(struct rds_conn_path *cp, const struct in6_addr *saddr,
 }
 EXPORT_SYMBOL_GPL(rds_recv_incoming);
 
+/* The head of the queue, unless its delivery is held (rdma.c). */
+static struct rds_incoming *rds_recv_head(struct rds_sock *rs)
+{
+	struct rds_incoming *inc;
+
+	inc = list_first_entry_or_null(&rs->rs_recv_queue,
+				       struct rds_incoming, i_item);
+	return inc && !rds_inc_held(inc) ? inc : NULL;
+}
+
 bool rds_recv_pending(struct rds_sock *rs)
 {
-	return !list_empty(&rs->rs_recv_queue) || READ_ONCE(rs->rs_cong_notify);
+	return rds_recv_head(rs) || READ_ONCE(rs->rs_cong_notify) ||
+	       !list_empty(&rs->rs_notify_queue);
 }
 
 /* The oldest queued message, with a reference, or NULL. */
@@ -261,11 +275,9 @@ static struct rds_incoming *rds_next_incoming(struct rds_sock *rs)
 	unsigned long flags;
 
 	spin_lock_irqsave(&rs->rs_recv_lock, flags);
-	if (!list_empty(&rs->rs_recv_queue)) {
-		inc = list_first_entry(&rs->rs_recv_queue,
-				       struct rds_incoming, i_item);
+	inc = rds_recv_head(rs);
+	if (inc)
 		rds_inc_addref(inc);
-	}
 	spin_unlock_irqrestore(&rs->rs_recv_lock, flags);
 	return inc;
 }
@@ -451,6 +463,13 @@ int rds_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
 
 	timeo = sock_rcvtimeo(sk, nonblock);
 	for (;;) {
+		/* RDMA notifications first, each alone and without data. */
+		if (!list_empty(&rs->rs_notify_queue)) {
+			ret = rds_notify_recv(rs, msg);
+			if (ret != -EAGAIN)
+				break;
+			ret = 0;
+		}
 		if (READ_ONCE(rs->rs_cong_notify)) {
 			ret = rds_recv_notify_cong(rs, msg);
 			break;
