@@ -120,7 +120,7 @@ if [ "$build" = 1 ]; then
 fi
 
 # ---- which tests ----------------------------------------------------------
-# tests.txt: NAME KERNELS [PEER [LIMIT]]; '#' starts a comment.
+# tests.txt: NAME KERNELS [PEER [LIMIT [VAR=VALUE...]]]; '#' starts a comment.
 runlist=$work/run.list
 : >"$runlist"
 want() {
@@ -130,13 +130,13 @@ want() {
 	return 1
 }
 if [ -f "$tsrc/tests.txt" ]; then
-	while read -r name kernels peer limit _; do
+	while read -r name kernels peer limit envs; do
 		case "$name" in ''|\#*) continue ;; esac
 		peer=${peer:-ours}; limit=${limit:-300}
 		[ "$peer" = "$peer_mods" ] || continue
 		case ",$kernels," in *",all,"*|*",$kernel,"*) ;; *) continue ;; esac
 		want "$name" || continue
-		echo "$name $limit" >>"$runlist"
+		echo "$name $limit $envs" >>"$runlist"
 	done <"$tsrc/tests.txt"
 fi
 for n in "${tests[@]}"; do
@@ -260,7 +260,7 @@ done
 # Node 0 powers off when its tests are done; the budget is the sum of the
 # test limits plus boot and shutdown time.
 budget=$((240 + 60 * nodes))
-while read -r _ limit; do budget=$((budget + limit)); done <"$runlist"
+while read -r _ limit _; do budget=$((budget + limit)); done <"$runlist"
 timed_out=0
 last_note=$start
 while kill -0 "$qpid0" 2>/dev/null; do
