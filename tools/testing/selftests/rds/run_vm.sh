@@ -225,70 +225,88 @@ machine=q35
 extra_cmdline=
 
 logdir=$work/logs
-mkdir -p "$logdir"
-start=$(date +%s)
-for ((i = 0; i < nodes; i++)); do
-	netargs=()
-	k=1
-	for l in "${links[@]}"; do
-		if [ "$nodes" -gt 2 ]; then
-			remote=$work/hub-$l.sock
+boot_cluster() {
+	rm -rf "$logdir"
+	mkdir -p "$logdir"
+	qpids=()
+	start=$(date +%s)
+	for ((i = 0; i < nodes; i++)); do
+		netargs=()
+		k=1
+		for l in "${links[@]}"; do
+			if [ "$nodes" -gt 2 ]; then
+				remote=$work/hub-$l.sock
+			else
+				remote=$work/n$((1 - i))-$l.sock
+			fi
+			netargs+=(-netdev "dgram,id=$l,local.type=unix,local.path=$work/n$i-$l.sock,remote.type=unix,remote.path=$remote"
+				  -device "virtio-net-pci,netdev=$l,mac=52:54:00:00:0$i:0$k")
+			k=$((k + 1))
+		done
+		if [ "$i" = 0 ]; then
+			mods=ours; reboot=(-no-reboot)
 		else
-			remote=$work/n$((1 - i))-$l.sock
+			mods=$peer_mods; reboot=()
 		fi
-		netargs+=(-netdev "dgram,id=$l,local.type=unix,local.path=$work/n$i-$l.sock,remote.type=unix,remote.path=$remote"
-			  -device "virtio-net-pci,netdev=$l,mac=52:54:00:00:0$i:0$k")
-		k=$((k + 1))
+		cmdline="console=ttyS0 panic=5 oops=panic loglevel=7 nokaslr no_timer_check $extra_cmdline"
+		cmdline+=" RDSVM_NODE=$i RDSVM_NODES=$nodes RDSVM_KERNEL=$kernel"
+		cmdline+=" RDSVM_MODS=$mods RDSVM_PEER_MODS=$peer_mods"
+		qemu-system-x86_64 -machine "$machine" -accel "$accel" -cpu max -smp 2 -m "$mem" \
+			-nodefaults -display none -no-user-config \
+			-kernel "$vmlinuz" -initrd "$work/initramfs.cpio" -append "$cmdline" \
+			-serial "file:$logdir/console-$i.log" -serial "file:$logdir/out-$i.log" \
+			"${netargs[@]}" "${reboot[@]}" >"$logdir/qemu-$i.log" 2>&1 &
+		pids+=($!)
+		qpids+=($!)
+		eval "qpid$i=$!"
 	done
-	if [ "$i" = 0 ]; then
-		mods=ours; reboot=(-no-reboot)
-	else
-		mods=$peer_mods; reboot=()
-	fi
-	cmdline="console=ttyS0 panic=5 oops=panic loglevel=7 nokaslr no_timer_check $extra_cmdline"
-	cmdline+=" RDSVM_NODE=$i RDSVM_NODES=$nodes RDSVM_KERNEL=$kernel"
-	cmdline+=" RDSVM_MODS=$mods RDSVM_PEER_MODS=$peer_mods"
-	qemu-system-x86_64 -machine "$machine" -accel "$accel" -cpu max -smp 2 -m "$mem" \
-		-nodefaults -display none -no-user-config \
-		-kernel "$vmlinuz" -initrd "$work/initramfs.cpio" -append "$cmdline" \
-		-serial "file:$logdir/console-$i.log" -serial "file:$logdir/out-$i.log" \
-		"${netargs[@]}" "${reboot[@]}" >"$logdir/qemu-$i.log" 2>&1 &
-	pids+=($!)
-	eval "qpid$i=$!"
-done
 
-# Node 0 powers off when its tests are done; the budget is the sum of the
-# test limits plus boot and shutdown time.
-budget=$((240 + 60 * nodes))
-while read -r _ limit _; do budget=$((budget + limit)); done <"$runlist"
-timed_out=0
-last_note=$start
-while kill -0 "$qpid0" 2>/dev/null; do
-	now=$(date +%s)
-	if [ $((now - start)) -gt "$budget" ]; then
-		log "node 0 did not finish within $budget s"
-		timed_out=1
-		break
-	fi
-	# Progress, once a minute: which test node 0 is running.
-	if [ $((now - last_note)) -ge 60 ]; then
-		last_note=$now
-		cur=$(grep -a '^@@RDSVM-BEGIN ' "$logdir/out-0.log" 2>/dev/null | tail -n 1 | cut -d' ' -f2)
-		cur=${cur%@@}
-		done_n=$(grep -ac '^@@RDSVM-END ' "$logdir/out-0.log" 2>/dev/null)
-		log "$((now - start)) s: ${cur:+running $cur, }$done_n/$ntests done"
-	fi
+	# Node 0 powers off when its tests are done; the budget is the sum of the
+	# test limits plus boot and shutdown time.
+	budget=$((240 + 60 * nodes))
+	while read -r _ limit _; do budget=$((budget + limit)); done <"$runlist"
+	timed_out=0
+	last_note=$start
+	while kill -0 "$qpid0" 2>/dev/null; do
+		now=$(date +%s)
+		if [ $((now - start)) -gt "$budget" ]; then
+			log "node 0 did not finish within $budget s"
+			timed_out=1
+			break
+		fi
+		# Progress, once a minute: which test node 0 is running.
+		if [ $((now - last_note)) -ge 60 ]; then
+			last_note=$now
+			cur=$(grep -a '^@@RDSVM-BEGIN ' "$logdir/out-0.log" 2>/dev/null | tail -n 1 | cut -d' ' -f2)
+			cur=${cur%@@}
+			done_n=$(grep -ac '^@@RDSVM-END ' "$logdir/out-0.log" 2>/dev/null)
+			log "$((now - start)) s: ${cur:+running $cur, }$done_n/$ntests done"
+		fi
+		sleep 1
+	done
+	# Peers power off after node 0 told them to; give them a little while
+	# (none when node 0 did not get as far as its own shutdown).
+	peer_wait=60
+	grep -aq '@@RDSVM node0: poweroff' "$logdir/out-0.log" 2>/dev/null || peer_wait=0
+	for ((i = 1; i < nodes; i++)); do
+		eval "p=\$qpid$i"
+		for ((t = 0; t < peer_wait; t++)); do kill -0 "$p" 2>/dev/null || break; sleep 1; done
+	done
+	log "cluster ran $(( $(date +%s) - start )) s"
+}
+
+# A node 0 that dies before reaching its init (a TCG timing hiccup in early
+# boot, not anything of ours) gets one more boot of the whole cluster.
+for attempt in 1 2; do
+	boot_cluster
+	grep -aq 'Run /init as init process' "$logdir/console-0.log" 2>/dev/null && break
+	[ "$attempt" = 2 ] && break
+	log "node 0 died before init (see below); booting the cluster again"
+	grep -aE 'Kernel panic|BUG:' "$logdir/console-0.log" | head -n 3 >&2
+	for p in "${qpids[@]}"; do kill -9 "$p" 2>/dev/null; done
 	sleep 1
+	rm -f "$work"/n*-*.sock
 done
-# Peers power off after node 0 told them to; give them a little while
-# (none when node 0 did not get as far as its own shutdown).
-peer_wait=60
-grep -aq '@@RDSVM node0: poweroff' "$logdir/out-0.log" 2>/dev/null || peer_wait=0
-for ((i = 1; i < nodes; i++)); do
-	eval "p=\$qpid$i"
-	for ((t = 0; t < peer_wait; t++)); do kill -0 "$p" 2>/dev/null || break; sleep 1; done
-done
-log "cluster ran $(( $(date +%s) - start )) s"
 
 # ---- results ----------------------------------------------------------------
 pass=0 fail=0 skip=0
