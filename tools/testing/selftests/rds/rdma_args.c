@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdma_args - the RDMA and atomic cmsgs of sendmsg() with good and hostile
+ * arguments, through the loopback transport (both sockets on this node).
+ *
+ * Loopback carries no RDMA, so a well-formed op ends in EOPNOTSUPP at
+ * sendmsg(), as in-tree; everything malformed must be refused before that
+ * with the in-tree errno.  After every refusal nothing was sent, no
+ * notification is queued (a refused op must never report anything), and
+ * the socket still works.
+ */
+#include <sys/mman.h>
+#include "rds_test.h"
+
+#ifndef UIO_MAXIOV
+#define UIO_MAXIOV 1024
+#endif
+
+FIXTURE(ra)
+{
+	int a, b;
+	struct sockaddr_storage aa, ba;
+	char *buf;		/* 2 MiB + a page, mapped */
+	char *hole;		/* a page that is not mapped */
+	char *edge;		/* a mapped page followed by an unmapped one */
+	uint64_t word[2];
+	struct rds_iovec vec[4];
+};
+
+FIXTURE_VARIANT(ra)
+{
+	int family;
+};
+
+FIXTURE_VARIANT_ADD(ra, ipv4)
+{
+	.family = AF_INET,
+};
+
+FIXTURE_VARIANT_ADD(ra, ipv6)
+{
+	.family = AF_INET6,
+};
+
+#define BUFSZ ((2U << 20) + 4096)
+
+FIXTURE_SETUP(ra)
+{
+	int one = 1;
+
+	self->a = rds_bound_socket(variant->family, 0, &self->aa);
+	ASSERT_LE(0, self->a) TH_LOG("bind: %s", strerror(errno));
+	self->b = rds_bound_socket(variant->family, 0, &self->ba);
+	ASSERT_LE(0, self->b) TH_LOG("bind: %s", strerror(errno));
+	/* failures must not report even to a RECVERR socket */
+	ASSERT_OK(setsockopt(self->a, SOL_RDS, RDS_RECVERR, &one,
+			     sizeof(one)));
+	self->buf = mmap(NULL, BUFSZ, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->buf);
+	memset(self->buf, 0x5a, BUFSZ);
+	self->hole = mmap(NULL, 4096, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->hole);
+	munmap(self->hole, 4096);
+	self->edge = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->edge);
+	ASSERT_OK(munmap(self->edge + 4096, 4096));
+	self->vec[0].addr = (uintptr_t)self->buf;
+	self->vec[0].bytes = 4096;
+}
+
+FIXTURE_TEARDOWN(ra)
+{
+	close(self->a);
+	close(self->b);
+	munmap(self->buf, BUFSZ);
+	munmap(self->edge, 4096);
+}
+
+struct cm {
+	int type;
+	const void *data;
+	size_t len;	/* data length */
+	size_t clen;	/* cmsg_len payload (default len) */
+};
+
+static ssize_t send_cmsgs(int fd, const struct sockaddr_storage *to,
+			  size_t plen, const struct cm *cm, int n)
+{
+	static union {
+		char buf[4096];
+		struct cmsghdr align;
+	} u;
+	static char payload[64];
+	struct iovec iov = { .iov_base = payload, .iov_len = plen };
+	struct msghdr m = {
+		.msg_name = (void *)to, .msg_namelen = rds_sslen(to),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.buf,
+	};
+	struct cmsghdr *c;
+	size_t total = 0;
+	int i;
+
+	memset(u.buf, 0, sizeof(u.buf));
+	for (i = 0; i < n; i++)
+		total += CMSG_SPACE(cm[i].len);
+	m.msg_controllen = total;
+	c = CMSG_FIRSTHDR(&m);
+	for (i = 0; i < n; i++) {
+		c->cmsg_level = SOL_RDS;
+		c->cmsg_type = cm[i].type;
+		c->cmsg_len = CMSG_LEN(cm[i].clen ? cm[i].clen : cm[i].len);
+		memcpy(CMSG_DATA(c), cm[i].data, cm[i].len);
+		c = CMSG_NXTHDR(&m, c);
+	}
+	return sendmsg(fd, &m, MSG_DONTWAIT);
+}
+
+static ssize_t send1(FIXTURE_DATA(ra) *self, int type, const void *d,
+		     size_t len)
+{
+	struct cm cm = { .type = type, .data = d, .len = len };
+
+	return send_cmsgs(self->a, &self->ba, 16, &cm, 1);
+}
+
+/* Nothing was sent or queued: only the marker arrives, a has no notice. */
+static void clean_after(struct __test_metadata *_metadata,
+			FIXTURE_DATA(ra) *self)
+{
+	char c;
+
+	ASSERT_EQ(1, rds_sendto(self->a, "m", 1, 0, &self->ba));
+	ASSERT_EQ(1, rds_recv_wait(self->b, &c, 1, 0, NULL, RDS_WAIT_MS));
+	EXPECT_EQ('m', c);
+	EXPECT_ERRNO(recv(self->b, &c, 1, MSG_DONTWAIT), EAGAIN);
+	EXPECT_ERRNO(recv(self->a, &c, 1, MSG_DONTWAIT), EAGAIN);
+	EXPECT_EQ(0, rds_wait(self->a, POLLIN, 0) & POLLIN);
+}
+
+static struct rds_rdma_args good_args(FIXTURE_DATA(ra) *self)
+{
+	struct rds_rdma_args a = {
+		.cookie = 0x1234,
+		.remote_vec = { .addr = 0, .bytes = 1U << 20 },
+		.local_vec_addr = (uintptr_t)self->vec,
+		.nr_local = 1,
+		.flags = RDS_RDMA_READWRITE | RDS_RDMA_NOTIFY_ME,
+		.user_token = 7,
+	};
+	return a;
+}
+
+TEST_F(ra, args_good_loop_eopnotsupp)
+{
+	struct rds_rdma_args a = good_args(self);
+
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)),
+		     EOPNOTSUPP);
+	/* READ, several iovecs, every flag */
+	self->vec[1].addr = (uintptr_t)self->buf + 8192 + 17;
+	self->vec[1].bytes = 5000;
+	self->vec[2].addr = (uintptr_t)self->buf + 65536;
+	self->vec[2].bytes = 1;
+	a.nr_local = 3;
+	a.flags = RDS_RDMA_FENCE | RDS_RDMA_NOTIFY_ME | RDS_RDMA_SILENT |
+		  RDS_RDMA_USE_ONCE;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)),
+		     EOPNOTSUPP);
+	/* exactly 1 MiB */
+	self->vec[0].bytes = 1U << 20;
+	a.nr_local = 1;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)),
+		     EOPNOTSUPP);
+	clean_after(_metadata, self);
+}
+
+TEST_F(ra, args_hostile)
+{
+	struct rds_rdma_args a = good_args(self);
+	struct rds_iovec *many;
+
+	a.nr_local = 0;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EINVAL);
+	a.nr_local = UIO_MAXIOV + 1;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EMSGSIZE);
+	a.nr_local = 0xffffffffu;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EMSGSIZE);
+
+	a = good_args(self);
+	a.local_vec_addr = (uintptr_t)RDS_KERNEL_PTR;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EFAULT);
+	a.local_vec_addr = (uintptr_t)self->hole;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EFAULT);
+	/* an iovec array running off the end of the mapping */
+	many = (struct rds_iovec *)(self->edge + 4096) - 1;
+	*many = self->vec[0];
+	a.local_vec_addr = (uintptr_t)many;
+	a.nr_local = 2;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EFAULT);
+
+	a = good_args(self);
+	self->vec[0].bytes = 0;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EINVAL);
+	self->vec[0].addr = ~0ULL - 100;
+	self->vec[0].bytes = 1000;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EINVAL);
+	self->vec[0].addr = ~0ULL - 4095;
+	self->vec[0].bytes = 4095;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EINVAL);
+
+	/* more local than remote bytes */
+	self->vec[0].addr = (uintptr_t)self->buf;
+	self->vec[0].bytes = 8192;
+	a.remote_vec.bytes = 8191;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EINVAL);
+	/* over 1 MiB */
+	self->vec[0].bytes = (1U << 20) + 1;
+	a.remote_vec.bytes = 4U << 20;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EMSGSIZE);
+	self->vec[0].bytes = 1U << 20;
+	self->vec[1].addr = (uintptr_t)self->buf;
+	self->vec[1].bytes = 1;
+	a.nr_local = 2;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EMSGSIZE);
+	/* huge iovecs whose sum wraps 64 bits */
+	self->vec[0].bytes = 1ULL << 63;
+	self->vec[1].bytes = 1ULL << 63;
+	EXPECT_NE(0, send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)));
+
+	/* local memory that is not mapped, or read-only for a READ */
+	a = good_args(self);
+	self->vec[0].addr = (uintptr_t)self->hole;
+	self->vec[0].bytes = 4096;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EFAULT);
+	self->vec[0].addr = (uintptr_t)RDS_KERNEL_PTR;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EFAULT);
+	/* the first page is there, the second is not */
+	self->vec[0].addr = (uintptr_t)self->edge + 100;
+	self->vec[0].bytes = 5000;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EFAULT);
+
+	/* a short cmsg */
+	a = good_args(self);
+	self->vec[0].addr = (uintptr_t)self->buf;
+	{
+		struct cm cm = { RDS_CMSG_RDMA_ARGS, &a, sizeof(a),
+				 sizeof(a) - 8 };
+
+		EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, &cm, 1),
+			     EINVAL);
+	}
+	clean_after(_metadata, self);
+}
+
+TEST_F(ra, grouping)
+{
+	struct rds_rdma_args a = good_args(self);
+	struct rds_atomic_args at;
+	rds_rdma_cookie_t cookie = 0x1234;
+	struct rds_get_mr_args mr = {
+		.vec = { .addr = (uintptr_t)self->buf, .bytes = 4096 },
+		.cookie_addr = (uintptr_t)self->word,
+	};
+
+	memset(&at, 0, sizeof(at));
+	at.cookie = 0x1234;
+	at.local_addr = (uintptr_t)self->word;
+	{	/* two RDMA ops: one per message */
+		struct cm cm[2] = {
+			{ RDS_CMSG_RDMA_ARGS, &a, sizeof(a) },
+			{ RDS_CMSG_RDMA_ARGS, &a, sizeof(a) },
+		};
+
+		EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, cm, 2), EINVAL);
+	}
+	{	/* two atomics */
+		struct cm cm[2] = {
+			{ RDS_CMSG_ATOMIC_FADD, &at, sizeof(at) },
+			{ RDS_CMSG_ATOMIC_CSWP, &at, sizeof(at) },
+		};
+
+		EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, cm, 2), EINVAL);
+	}
+	{	/* an RDMA and an atomic may share a message */
+		struct cm cm[2] = {
+			{ RDS_CMSG_RDMA_ARGS, &a, sizeof(a) },
+			{ RDS_CMSG_ATOMIC_FADD, &at, sizeof(at) },
+		};
+
+		EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, cm, 2),
+			     EOPNOTSUPP);
+	}
+	{	/* an op and a cookie may not */
+		struct cm cm[2] = {
+			{ RDS_CMSG_RDMA_ARGS, &a, sizeof(a) },
+			{ RDS_CMSG_RDMA_DEST, &cookie, sizeof(cookie) },
+		};
+
+		EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, cm, 2), EINVAL);
+	}
+	{
+		struct cm cm[2] = {
+			{ RDS_CMSG_ATOMIC_CSWP, &at, sizeof(at) },
+			{ RDS_CMSG_RDMA_MAP, &mr, sizeof(mr) },
+		};
+
+		EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, cm, 2), EINVAL);
+	}
+	clean_after(_metadata, self);
+}
+
+TEST_F(ra, dest_hostile)
+{
+	rds_rdma_cookie_t cookie = 0x100000001ULL;
+	struct cm cm = { RDS_CMSG_RDMA_DEST, &cookie, sizeof(cookie), 4 };
+
+	/* a cookie this socket never registered */
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_DEST, &cookie, sizeof(cookie)),
+		     EINVAL);
+	cookie = 0;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_DEST, &cookie, sizeof(cookie)),
+		     EINVAL);
+	EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, &cm, 1), EINVAL);
+	clean_after(_metadata, self);
+}
+
+TEST_F(ra, atomics)
+{
+	static const int types[] = {
+		RDS_CMSG_ATOMIC_FADD, RDS_CMSG_ATOMIC_CSWP,
+		RDS_CMSG_MASKED_ATOMIC_FADD, RDS_CMSG_MASKED_ATOMIC_CSWP,
+	};
+	struct rds_atomic_args at;
+	unsigned int i;
+
+	for (i = 0; i < 4; i++) {
+		TH_LOG("type %d", types[i]);
+		memset(&at, 0, sizeof(at));
+		at.cookie = 0x1234;
+		at.remote_addr = 8;
+		at.flags = RDS_RDMA_NOTIFY_ME;
+		at.user_token = 2;
+		at.local_addr = (uintptr_t)self->word;
+		/* good: no atomics over loopback */
+		EXPECT_ERRNO(send1(self, types[i], &at, sizeof(at)),
+			     EOPNOTSUPP);
+		/* misaligned result address */
+		at.local_addr = (uintptr_t)self->word + 4;
+		EXPECT_ERRNO(send1(self, types[i], &at, sizeof(at)), EFAULT);
+		at.local_addr = (uintptr_t)self->word + 1;
+		EXPECT_ERRNO(send1(self, types[i], &at, sizeof(at)), EFAULT);
+		/* unmapped or kernel result address */
+		at.local_addr = (uintptr_t)self->hole;
+		EXPECT_ERRNO(send1(self, types[i], &at, sizeof(at)), EFAULT);
+		at.local_addr = (uintptr_t)RDS_KERNEL_PTR;
+		EXPECT_ERRNO(send1(self, types[i], &at, sizeof(at)), EFAULT);
+		at.local_addr = 0;
+		EXPECT_ERRNO(send1(self, types[i], &at, sizeof(at)), EFAULT);
+		/* short */
+		{
+			struct cm cm = { types[i], &at, sizeof(at),
+					 sizeof(at) - 8 };
+
+			EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, &cm, 1),
+				     EINVAL);
+		}
+	}
+	EXPECT_EQ(0, self->word[0]);
+	clean_after(_metadata, self);
+}
+
+RDS_TEST_MAIN

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdma_mr - RDS_GET_MR, RDS_GET_MR_FOR_DEST and RDS_FREE_MR with good and
+ * hostile arguments.
+ *
+ * The argument checks that come before the transport (socket state, option
+ * length, the user pointer) run everywhere.  The rest needs a transport
+ * that registers memory without a connection: where GET_MR answers
+ * EOPNOTSUPP (the in-tree FRWR module, or our rds_rdma before its MR pool)
+ * those cases are skipped.  Memory limits are checked in a child that
+ * gives up CAP_IPC_LOCK and lowers RLIMIT_MEMLOCK.
+ */
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
+#include "rds_test.h"
+
+#define MIB (1UL << 20)
+#define BUFSZ (4 * MIB)
+
+FIXTURE(mr)
+{
+	int fd;
+	struct sockaddr_storage addr;
+	char *buf;
+	char *hole;
+	char *edge;
+	uint64_t cookie;
+	bool can_register;
+};
+
+FIXTURE_VARIANT(mr)
+{
+	int family;
+};
+
+FIXTURE_VARIANT_ADD(mr, ipv4)
+{
+	.family = AF_INET,
+};
+
+FIXTURE_VARIANT_ADD(mr, ipv6)
+{
+	.family = AF_INET6,
+};
+
+static int get_mr(int fd, void *addr, uint64_t len, uint64_t *cookie,
+		  uint64_t flags)
+{
+	struct rds_get_mr_args a = {
+		.vec = { .addr = (uintptr_t)addr, .bytes = len },
+		.cookie_addr = (uintptr_t)cookie,
+		.flags = flags,
+	};
+
+	return setsockopt(fd, SOL_RDS, RDS_GET_MR, &a, sizeof(a));
+}
+
+static int free_mr(int fd, uint64_t cookie, uint64_t flags)
+{
+	struct rds_free_mr_args a = { .cookie = cookie, .flags = flags };
+
+	return setsockopt(fd, SOL_RDS, RDS_FREE_MR, &a, sizeof(a));
+}
+
+FIXTURE_SETUP(mr)
+{
+	self->fd = rds_bound_socket(variant->family, 0, &self->addr);
+	ASSERT_LE(0, self->fd) TH_LOG("bind: %s", strerror(errno));
+	self->buf = mmap(NULL, BUFSZ, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->buf);
+	memset(self->buf, 1, BUFSZ);
+	self->hole = mmap(NULL, 4096, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->hole);
+	munmap(self->hole, 4096);
+	self->edge = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->edge);
+	ASSERT_OK(munmap(self->edge + 4096, 4096));
+	self->cookie = 0;
+	if (get_mr(self->fd, self->buf, 4096, &self->cookie, 0) == 0) {
+		self->can_register = true;
+		ASSERT_OK(free_mr(self->fd, self->cookie, 0));
+	} else {
+		ASSERT_EQ(EOPNOTSUPP, errno);
+		self->can_register = false;
+	}
+}
+
+FIXTURE_TEARDOWN(mr)
+{
+	close(self->fd);
+	munmap(self->buf, BUFSZ);
+	munmap(self->edge, 4096);
+}
+
+#define NEED_REGISTRATION() do {					\
+		if (!self->can_register)				\
+			SKIP(return, "GET_MR: EOPNOTSUPP on this transport"); \
+	} while (0)
+
+TEST(unbound)
+{
+	int fd = rds_socket();
+	char buf[64];
+	uint64_t c;
+
+	ASSERT_LE(0, fd);
+	EXPECT_ERRNO(get_mr(fd, buf, sizeof(buf), &c, 0), ENOTCONN);
+	EXPECT_ERRNO(free_mr(fd, 0, 0), EINVAL);
+	EXPECT_ERRNO(free_mr(fd, 0x1234, 0), EINVAL);
+	close(fd);
+}
+
+TEST_F(mr, optlen_and_pointers)
+{
+	struct rds_get_mr_args a = {
+		.vec = { .addr = (uintptr_t)self->buf, .bytes = 4096 },
+		.cookie_addr = (uintptr_t)&self->cookie,
+	};
+	struct rds_get_mr_for_dest_args d;
+	struct rds_free_mr_args f = { .cookie = 0x1234 };
+	char big[sizeof(d) + 8];
+
+	memset(&d, 0, sizeof(d));
+	memset(big, 0, sizeof(big));
+	EXPECT_ERRNO(setsockopt(self->fd, SOL_RDS, RDS_GET_MR, &a,
+				sizeof(a) - 1), EINVAL);
+	EXPECT_ERRNO(setsockopt(self->fd, SOL_RDS, RDS_GET_MR, big,
+				sizeof(a) + 1), EINVAL);
+	EXPECT_ERRNO(setsockopt(self->fd, SOL_RDS, RDS_GET_MR, &a, 0), EINVAL);
+	EXPECT_ERRNO(setsockopt(self->fd, SOL_RDS, RDS_GET_MR_FOR_DEST, &d,
+				sizeof(d) - 1), EINVAL);
+	EXPECT_ERRNO(setsockopt(self->fd, SOL_RDS, RDS_GET_MR_FOR_DEST, big,
+				sizeof(d) + 1), EINVAL);
+	EXPECT_ERRNO(setsockopt(self->fd, SOL_RDS, RDS_FREE_MR, &f,
+				sizeof(f) - 1), EINVAL);
+	EXPECT_ERRNO(setsockopt(self->fd, SOL_RDS, RDS_FREE_MR, big,
+				sizeof(f) + 1), EINVAL);
+
+	EXPECT_ERRNO(setsockopt(self->fd, SOL_RDS, RDS_GET_MR, RDS_KERNEL_PTR,
+				sizeof(a)), EFAULT);
+	EXPECT_ERRNO(setsockopt(self->fd, SOL_RDS, RDS_GET_MR, self->hole,
+				sizeof(a)), EFAULT);
+	EXPECT_ERRNO(setsockopt(self->fd, SOL_RDS, RDS_GET_MR_FOR_DEST,
+				RDS_KERNEL_PTR, sizeof(d)), EFAULT);
+	EXPECT_ERRNO(setsockopt(self->fd, SOL_RDS, RDS_FREE_MR, self->hole,
+				sizeof(f)), EFAULT);
+	/* a cookie this socket does not have */
+	EXPECT_ERRNO(setsockopt(self->fd, SOL_RDS, RDS_FREE_MR, &f,
+				sizeof(f)), EINVAL);
+	f.cookie = ~0ULL;
+	f.flags = RDS_RDMA_INVALIDATE;
+	EXPECT_ERRNO(setsockopt(self->fd, SOL_RDS, RDS_FREE_MR, &f,
+				sizeof(f)), EINVAL);
+}
+
+TEST_F(mr, register_and_free)
+{
+	struct rds_get_mr_for_dest_args d;
+	uint64_t c1 = 0, c2 = 0, c3 = 0;
+
+	NEED_REGISTRATION();
+	/* unaligned, ordinary key: the cookie offset is the page offset */
+	ASSERT_OK(get_mr(self->fd, self->buf + 100, 5000, &c1,
+			 RDS_RDMA_READWRITE));
+	EXPECT_EQ(100, c1 >> 32);
+	/* use-once: bit 31 marks it (rds.rst) */
+	ASSERT_OK(get_mr(self->fd, self->buf + 8192 + 12, 64, &c2,
+			 RDS_RDMA_USE_ONCE | RDS_RDMA_INVALIDATE));
+	EXPECT_EQ(0x80000000ULL | 12, c2 >> 32);
+	EXPECT_NE((uint32_t)c1, (uint32_t)c2);
+	/* GET_MR_FOR_DEST: dest_addr does not matter */
+	memset(&d, 0, sizeof(d));
+	d.vec.addr = (uintptr_t)self->buf + MIB;
+	d.vec.bytes = MIB;
+	d.cookie_addr = (uintptr_t)&c3;
+	ASSERT_OK(setsockopt(self->fd, SOL_RDS, RDS_GET_MR_FOR_DEST, &d,
+			     sizeof(d)));
+	EXPECT_EQ(0, c3 >> 32);
+	/* no cookie address: registered all the same */
+	ASSERT_OK(get_mr(self->fd, self->buf, 4096, NULL, 0));
+
+	ASSERT_OK(free_mr(self->fd, c1, 0));
+	EXPECT_ERRNO(free_mr(self->fd, c1, 0), EINVAL);
+	ASSERT_OK(free_mr(self->fd, c2, RDS_RDMA_INVALIDATE));
+	EXPECT_ERRNO(free_mr(self->fd, c2, 0), EINVAL);
+	/* the key is what counts, the offset half is ignored */
+	ASSERT_OK(free_mr(self->fd, (uint32_t)c3, 0));
+	/* cookie 0 flushes the unused MRs (or EINVAL without a flush) */
+	if (free_mr(self->fd, 0, 0))
+		EXPECT_EQ(EINVAL, errno);
+	/* the last one is released by close() (teardown) */
+}
+
+TEST_F(mr, hostile_ranges)
+{
+	uint64_t c = 0;
+
+	NEED_REGISTRATION();
+	EXPECT_ERRNO(get_mr(self->fd, self->buf, 0, &c, 0), EINVAL);
+	EXPECT_ERRNO(get_mr(self->fd, (void *)(~0ULL - 100), 1000, &c, 0),
+		     EINVAL);
+	EXPECT_ERRNO(get_mr(self->fd, (void *)(~0ULL - 4095), 4095, &c, 0),
+		     EINVAL);
+	/* the limit is 1 MiB plus the unaligned page */
+	EXPECT_ERRNO(get_mr(self->fd, self->buf, MIB + 4096 + 1, &c, 0),
+		     EMSGSIZE);
+	EXPECT_ERRNO(get_mr(self->fd, self->buf, ~0ULL >> 1, &c, 0),
+		     EMSGSIZE);
+	ASSERT_OK(get_mr(self->fd, self->buf + 4000, MIB, &c, 0));
+	ASSERT_OK(free_mr(self->fd, c, 0));
+	/* memory that is not there */
+	EXPECT_ERRNO(get_mr(self->fd, self->hole, 4096, &c, 0), EFAULT);
+	EXPECT_ERRNO(get_mr(self->fd, RDS_KERNEL_PTR, 4096, &c, 0), EFAULT);
+	/* partly there: the tail runs into the hole */
+	EXPECT_ERRNO(get_mr(self->fd, self->edge, 8192, &c, 0), EFAULT);
+	/* a cookie address we cannot write: nothing stays registered */
+	c = 0;
+	EXPECT_ERRNO(get_mr(self->fd, self->buf, 4096,
+			    (uint64_t *)RDS_KERNEL_PTR, 0), EFAULT);
+	EXPECT_ERRNO(get_mr(self->fd, self->buf, 4096,
+			    (uint64_t *)self->hole, 0), EFAULT);
+}
+
+static int drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[CAP_IPC_LOCK / 32].effective &= ~(1U << (CAP_IPC_LOCK % 32));
+	d[CAP_IPC_LOCK / 32].permitted &= ~(1U << (CAP_IPC_LOCK % 32));
+	return syscall(SYS_capset, &h, d);
+}
+
+/* In a child: no CAP_IPC_LOCK and RLIMIT_MEMLOCK = limit; GET_MR of len. */
+static int limited_get_mr(int fd, void *buf, uint64_t len, rlim_t limit)
+{
+	struct rlimit rl = { .rlim_cur = limit, .rlim_max = limit };
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		uint64_t c;
+
+		alarm(60);
+		if (drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &rl))
+			_exit(200);
+		if (get_mr(fd, buf, len, &c, 0) == 0)
+			_exit(0);
+		_exit(errno < 200 ? errno : 201);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+TEST_F(mr, memlock)
+{
+	NEED_REGISTRATION();
+	/* no locked memory allowed at all */
+	EXPECT_EQ(EPERM, limited_get_mr(self->fd, self->buf, 4096, 0));
+	/* 16 pages allowed: 64 KiB is over the limit */
+	EXPECT_EQ(ENOMEM, limited_get_mr(self->fd, self->buf, 65536 + 4096,
+					 65536));
+	/* and 8 KiB fits */
+	EXPECT_EQ(0, limited_get_mr(self->fd, self->buf, 8192, 65536));
+}
+
+TEST_F(mr, close_with_mrs)
+{
+	uint64_t c;
+	int i;
+
+	NEED_REGISTRATION();
+	for (i = 0; i < 64; i++)
+		ASSERT_OK(get_mr(self->fd, self->buf + i * 8192, 8192, &c,
+				 i & 1 ? RDS_RDMA_USE_ONCE : 0));
+	/* teardown closes the socket with 64 MRs on it */
+}
+
+RDS_TEST_MAIN
