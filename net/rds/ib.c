@@ -295,6 +295,14 @@ struct rds_transport rds_ib_transport = {
 	.recv_path		= rds_ib_recv_path,
 	.inc_copy_to_user	= rds_ib_inc_copy_to_user,
 	.inc_free		= rds_ib_inc_free,
+	.xmit_rdma		= rds_ib_xmit_rdma,
+	.xmit_atomic		= rds_ib_xmit_atomic,
+	.get_mr			= rds_ib_get_mr,
+	.free_mr		= rds_ib_free_mr,
+	.unuse_mr		= rds_ib_unuse_mr,
+	.sync_mr		= rds_ib_sync_mr,
+	.flush_mrs		= rds_ib_flush_mrs,
+	.atomic_check		= rds_ib_atomic_check,
 };
 
 static int __init rds_ib_init(void)

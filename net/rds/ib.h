@@ -204,6 +204,13 @@ struct rds_ib_statistics {
 	u64	s_ib_rdma_local_inv;
 	u64	s_ib_rdma_inv_batches;
 	u64	s_ib_rdma_inv_completions;
+	u64	s_ib_rdma_ops;
+	u64	s_ib_rdma_wrs;
+	u64	s_ib_rdma_completions;
+	u64	s_ib_rdma_send_inv;
+	u64	s_ib_atomic_wrs;
+	u64	s_ib_atomic_completions;
+	u64	s_ib_atomic_emulated_retries;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);
@@ -432,7 +439,13 @@ struct rds_ib_ep {
 	u32			e_recv_tail;
 	struct rds_ib_incoming	*e_recv_inc;
 	struct delayed_work	e_refill_work;
+
+	/* RDMA and atomic WRs in flight (ib_rdma.c, ib_atomic.c) */
+	atomic_t		e_rdma_inuse;
 };
+
+/* Send queue entries of a connection QP beyond the send ring, for RDMA. */
+#define RDS_IB_RDMA_SQ			256
 
 /**
  * struct rds_ib_connection - transport state of one connection path

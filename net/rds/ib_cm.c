@@ -190,8 +190,10 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	nrecv = READ_ONCE(rds_ib_sysctl_max_recv_wr);
 	nsend = min_t(unsigned long, nsend, RDS_IB_MAX_RING_USED);
 	nrecv = min_t(unsigned long, nrecv, RDS_IB_MAX_RING_USED);
-	nsend = min_t(unsigned long, nsend, rid->rid_max_wrs - 2);
-	nsend = min_t(unsigned long, nsend, rid->rid_max_cqe - 2);
+	nsend = min_t(unsigned long, nsend,
+		      rid->rid_max_wrs - 2 - RDS_IB_RDMA_SQ);
+	nsend = min_t(unsigned long, nsend,
+		      rid->rid_max_cqe - 2 - RDS_IB_RDMA_SQ);
 	nrecv = min_t(unsigned long, nrecv, rid->rid_max_wrs - 1);
 	nrecv = min_t(unsigned long, nrecv, rid->rid_max_cqe - 1);
 	if (nsend < 2 || nrecv < 2)
@@ -201,7 +203,8 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 
 	vector = dev->num_comp_vectors > 1 ?
 		 (int)(hash_ptr(ep->e_ic, 8) % dev->num_comp_vectors) : 0;
-	ep->e_scq = ib_alloc_cq(dev, ep, ep->e_send_nr + 2, vector,
+	ep->e_scq = ib_alloc_cq(dev, ep, ep->e_send_nr + 2 + RDS_IB_RDMA_SQ,
+				vector,
 				IB_POLL_SOFTIRQ);
 	if (IS_ERR(ep->e_scq)) {
 		ret = PTR_ERR(ep->e_scq);
@@ -218,7 +221,7 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 
 	attr.event_handler = rds_ib_qp_event;
 	attr.qp_context = ep;
-	attr.cap.max_send_wr = ep->e_send_nr + 2;
+	attr.cap.max_send_wr = ep->e_send_nr + 2 + RDS_IB_RDMA_SQ;
 	attr.cap.max_recv_wr = ep->e_recv_nr + 1;
 	attr.cap.max_send_sge = min_t(u32, rid->rid_max_sge, RDS_IB_MAX_SGE);
 	attr.cap.max_recv_sge = RDS_IB_RECV_SGE;

@@ -248,6 +248,62 @@ int rds_ib_inv_wait_key(struct rds_ib_device *rid, u32 rkey,
 	return -EINPROGRESS;
 }
 
+static void rds_ib_inv_unhold(struct rds_ib_inv_waiter *w)
+{
+	struct rds_ib_mr *mr = container_of(w, struct rds_ib_mr, m_unuse_w);
+
+	rds_inc_unhold(mr->m_unuse_inc);
+}
+
+/**
+ * rds_ib_unuse_mr - ->unuse_mr(): a message completing use-once @mr came
+ * @mr: rds.ko's MR (off its socket; its reference passes to us)
+ * @inc: the message
+ *
+ * If the key was invalidated remotely on @inc's receive completion it is
+ * already dead and @inc is delivered at once.  Otherwise @inc is held,
+ * the key's LOCAL_INV is posted now and the hold goes when the key is
+ * dead (after the batch completed, or after recovery deregistered the MR).
+ */
+void rds_ib_unuse_mr(struct rds_mr *mr, struct rds_incoming *inc)
+{
+	struct rds_ib_mr *ibmr = mr->r_trans_private;
+	struct rds_ib_mr_dev *md;
+	unsigned long flags;
+	bool live = false, wait = false;
+
+	if (!ibmr)
+		return;
+	md = ibmr->m_md;
+	ibmr->m_unuse_w.w_done = rds_ib_inv_unhold;
+	ibmr->m_unuse_inc = inc;
+	rds_inc_hold(inc);
+
+	xa_lock_irqsave(&md->md_keys, flags);
+	switch (ibmr->m_key_state) {
+	case RDS_IB_KEY_LIVE:
+		ibmr->m_key_state = RDS_IB_KEY_LINV;
+		live = true;
+		fallthrough;
+	case RDS_IB_KEY_LINV:
+	case RDS_IB_KEY_UNKNOWN:
+		list_add_tail(&ibmr->m_unuse_w.w_item, &ibmr->m_waiters);
+		wait = true;
+		break;
+	default:
+		break;
+	}
+	xa_unlock_irqrestore(&md->md_keys, flags);
+
+	if (live)
+		rds_ib_inv_add_pending(md, ibmr, true);
+	else if (wait)
+		rds_ib_inv_flush(md);
+	rds_ib_mr_release(ibmr, false);
+	if (!wait)
+		rds_inc_unhold(inc);
+}
+
 /*
  * An unsignalled LOCAL_INV only completes on error.  The batch's last,
  * signalled WR then completes flushed and retires the whole batch.

@@ -801,6 +801,7 @@ static unsigned int rds_ib_sg_pages(struct scatterlist *sg, unsigned int nents)
  *	@sg_release is called
  * @nents: entries in @sg
  * @use_once: mark the key use-once (iova bit RDS_MR_IOVA_USE_ONCE)
+ * @write: the peer may write (REMOTE_WRITE, and REMOTE_ATOMIC if possible)
  * @sg_release: called once the HCA can no longer touch the pages
  * @sg_arg: its argument
  *
@@ -820,6 +821,7 @@ struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
 				     const struct in6_addr *laddr,
 				     struct scatterlist *sg,
 				     unsigned int nents, bool use_once,
+				     bool write,
 				     void (*sg_release)(struct scatterlist *sg,
 							unsigned int nents,
 							void *arg),
@@ -855,7 +857,7 @@ struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
 
 	mr->m_sg = sg;
 	mr->m_nents = nents;
-	mr->m_dir = DMA_BIDIRECTIONAL;
+	mr->m_dir = write ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE;
 	mr->m_use_once = use_once;
 	mr->m_mapped = ib_dma_map_sg(dev, sg, nents, mr->m_dir);
 	if (!mr->m_mapped) {
@@ -873,10 +875,12 @@ struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
 	/* New key for every registration, bumped right before the post. */
 	ib_update_fast_reg_key(mr->m_ib, ib_inc_rkey(mr->m_ib->rkey));
 
-	access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
-		 IB_ACCESS_REMOTE_WRITE;
-	if (rid->rid_atomic_cap != IB_ATOMIC_NONE)
-		access |= IB_ACCESS_REMOTE_ATOMIC;
+	access = IB_ACCESS_REMOTE_READ;
+	if (write) {
+		access |= IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+		if (rid->rid_atomic_cap != IB_ATOMIC_NONE)
+			access |= IB_ACCESS_REMOTE_ATOMIC;
+	}
 	memset(&mr->m_reg_wr, 0, sizeof(mr->m_reg_wr));
 	mr->m_reg_cqe.done = rds_ib_mr_reg_done;
 	mr->m_reg_wr.wr.wr_cqe = &mr->m_reg_cqe;
@@ -1014,4 +1018,135 @@ void rds_ib_mr_device_remove(struct rds_ib_device *rid)
 		wake_up_all(&pool->p_wait);
 	}
 	rds_ib_mr_dev_put(md);
+}
+
+/* ---- transport ops (rds.h contract) ---- */
+
+static int rds_ib_cm_noop(struct rdma_cm_id *id, struct rdma_cm_event *event)
+{
+	return 0;
+}
+
+/**
+ * rds_ib_rid_lookup - our device record for a local address
+ * @addr: the address (IPv4 as v4-mapped)
+ * @scope_id: interface of a link-local IPv6 address
+ *
+ * Process context.  Return: the record with a reference, or NULL.
+ */
+struct rds_ib_device *rds_ib_rid_lookup(const struct in6_addr *addr,
+					__u32 scope_id)
+{
+	struct sockaddr_storage ss;
+	struct rds_ib_device *rid = NULL;
+	struct rdma_cm_id *id;
+
+	rds_ib_mr_fill_addr(&ss, addr, 0);
+	if (ss.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&ss)->sin6_scope_id = scope_id;
+	id = rdma_create_id(&init_net, rds_ib_cm_noop, NULL, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return NULL;
+	if (!rdma_bind_addr(id, (struct sockaddr *)&ss) && id->device)
+		rid = rds_ib_device_get(id->device);
+	rdma_destroy_id(id);
+	return rid;
+}
+
+static void rds_ib_mr_sg_release(struct scatterlist *sg, unsigned int nents,
+				 void *arg)
+{
+	rds_mr_put(arg);
+}
+
+/**
+ * rds_ib_get_mr - ->get_mr(): register a socket's pinned pages
+ * @rs: the bound socket (its address names the device)
+ * @mr: rds.ko's MR: r_sg/r_nents in, r_key/r_iova/r_trans_private out
+ * @conn: connection of an RDMA_MAP cmsg, unused: keys are per device
+ *
+ * Process context, may sleep.  Return: 0 or as rds_ib_mr_register().
+ */
+int rds_ib_get_mr(struct rds_sock *rs, struct rds_mr *mr,
+		  struct rds_connection *conn)
+{
+	struct rds_ib_device *rid;
+	struct rds_ib_mr *ibmr;
+
+	rid = rds_ib_rid_lookup(&rs->rs_bound_addr, rs->rs_bound_scope_id);
+	if (!rid)
+		return -ENODEV;
+	ibmr = rds_ib_mr_register(rid, &rs->rs_bound_addr, mr->r_sg,
+				  mr->r_nents, mr->r_use_once, mr->r_write,
+				  rds_ib_mr_sg_release, mr);
+	rds_ib_device_put(rid);
+	if (IS_ERR(ibmr))
+		return PTR_ERR(ibmr);
+	mr->r_key = ibmr->m_rkey;
+	mr->r_iova = ibmr->m_iova;
+	mr->r_trans_private = ibmr;
+	return 0;
+}
+
+/**
+ * rds_ib_free_mr - ->free_mr(): the MR left its socket
+ * @mr: rds.ko's MR
+ * @invalidate: invalidate the key now (RDS_RDMA_INVALIDATE)
+ */
+void rds_ib_free_mr(struct rds_mr *mr, bool invalidate)
+{
+	struct rds_ib_mr *ibmr = mr->r_trans_private;
+
+	if (ibmr)
+		rds_ib_mr_release(ibmr, invalidate);
+}
+
+/**
+ * rds_ib_sync_mr - ->sync_mr(): make DMA through an MR visible
+ * @mr: rds.ko's MR
+ * @direction: DMA_FROM_DEVICE (before the CPU reads) or DMA_TO_DEVICE
+ */
+void rds_ib_sync_mr(struct rds_mr *mr, int direction)
+{
+	struct rds_ib_mr *ibmr = mr->r_trans_private;
+	struct ib_device *dev;
+
+	if (!ibmr || !ibmr->m_mapped || !ibmr->m_ib)
+		return;
+	dev = ibmr->m_md->md_rid->rid_dev;
+	/* Sync in the direction the pages were mapped with. */
+	if (direction == DMA_FROM_DEVICE)
+		dma_sync_sg_for_cpu(dev->dma_device, ibmr->m_sg, ibmr->m_nents,
+				    ibmr->m_dir);
+	else
+		dma_sync_sg_for_device(dev->dma_device, ibmr->m_sg,
+				       ibmr->m_nents, ibmr->m_dir);
+}
+
+/**
+ * rds_ib_flush_mrs - ->flush_mrs(): invalidate every freed MR now
+ * @rs: socket (its bound address names the device)
+ *
+ * Process context.  Returns once the pending batch was posted and nothing
+ * is in flight on the registration QP (bounded wait).
+ */
+void rds_ib_flush_mrs(struct rds_sock *rs)
+{
+	struct rds_ib_device *rid;
+	struct rds_ib_mr_dev *md;
+
+	rid = rds_ib_rid_lookup(&rs->rs_bound_addr, rs->rs_bound_scope_id);
+	if (!rid)
+		return;
+	md = smp_load_acquire(&rid->rid_mr);
+	if (md) {
+		rds_ib_inv_flush(md);
+		flush_delayed_work(&md->md_inv_work);
+		wait_event_timeout(md->md_sq_wait,
+				   atomic_read(&md->md_sq_avail) >=
+				   RDS_IB_REGQP_SQ || !READ_ONCE(md->md_qp),
+				   5 * HZ);
+	}
+	rds_ib_device_put(rid);
 }

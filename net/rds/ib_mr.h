@@ -108,6 +108,8 @@ struct rds_ib_mr_pool {
  * @m_waiters: struct rds_ib_inv_waiter waiting for the key to die
  * @m_sg_release: gives @m_sg back to its owner once the HCA is done
  * @m_sg_arg: argument of @m_sg_release
+ * @m_unuse_w: waiter of ->unuse_mr() (ib_inv.c)
+ * @m_unuse_inc: the message it holds
  */
 struct rds_ib_mr {
 	struct rds_ib_mr_dev	*m_md;
@@ -134,6 +136,8 @@ struct rds_ib_mr {
 	void			(*m_sg_release)(struct scatterlist *sg,
 						unsigned int nents, void *arg);
 	void			*m_sg_arg;
+	struct rds_ib_inv_waiter m_unuse_w;
+	struct rds_incoming	*m_unuse_inc;
 };
 
 /**
@@ -215,6 +219,7 @@ struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
 				     const struct in6_addr *laddr,
 				     struct scatterlist *sg,
 				     unsigned int nents, bool use_once,
+				     bool write,
 				     void (*sg_release)(struct scatterlist *sg,
 							unsigned int nents,
 							void *arg),
@@ -242,5 +247,32 @@ int rds_ib_inv_wait_key(struct rds_ib_device *rid, u32 rkey,
 void rds_ib_inv_dev_init(struct rds_ib_mr_dev *md);
 void rds_ib_inv_dev_stop(struct rds_ib_mr_dev *md);
 void rds_ib_inv_worker(struct work_struct *work);
+
+/* ib_mr.c: transport ops (rds.h contract) */
+int rds_ib_get_mr(struct rds_sock *rs, struct rds_mr *mr,
+		  struct rds_connection *conn);
+void rds_ib_free_mr(struct rds_mr *mr, bool invalidate);
+void rds_ib_sync_mr(struct rds_mr *mr, int direction);
+void rds_ib_flush_mrs(struct rds_sock *rs);
+struct rds_ib_device *rds_ib_rid_lookup(const struct in6_addr *addr,
+					__u32 scope_id);
+
+/* ib_inv.c: transport op */
+void rds_ib_unuse_mr(struct rds_mr *mr, struct rds_incoming *inc);
+
+/* ib_rdma.c */
+int rds_ib_rdma_status(enum ib_wc_status status);
+bool rds_ib_rdma_sq_get(struct rds_ib_ep *ep, unsigned int n);
+void rds_ib_rdma_sq_put(struct rds_ib_ep *ep, unsigned int n);
+int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op);
+void rds_ib_rdma_prep_send(struct rds_ib_ep *ep, struct rds_message *rm,
+			   struct ib_send_wr *wr, bool first, bool last);
+void rds_ib_rdma_msg_sent(struct rds_ib_ep *ep, struct rds_message *rm,
+			  bool ok);
+
+/* ib_atomic.c */
+int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op);
+int rds_ib_atomic_check(struct rds_sock *rs, struct rds_connection *conn,
+			bool masked);
 
 #endif /* _RDS_IB_MR_H */

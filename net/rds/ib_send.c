@@ -288,8 +288,10 @@ static void rds_ib_ack_done(struct ib_cq *cq, struct ib_wc *wc)
  * ------------------------------------------------------------------------
  */
 
-static void rds_ib_rm_release(struct rds_ib_ep *ep, struct rds_message *rm)
+static void rds_ib_rm_release(struct rds_ib_ep *ep, struct rds_message *rm,
+			      bool ok)
 {
+	rds_ib_rdma_msg_sent(ep, rm, ok);
 	if (rm->data.op_nents && test_bit(RDS_MSG_MAPPED, &rm->m_flags)) {
 		ib_dma_unmap_sg(ep->e_rid->rid_dev, rm->data.op_sg,
 				rm->data.op_nents, DMA_TO_DEVICE);
@@ -301,7 +303,7 @@ static void rds_ib_rm_release(struct rds_ib_ep *ep, struct rds_message *rm)
 }
 
 /* Release slots up to and including ring sequence @last. */
-static void rds_ib_send_release(struct rds_ib_ep *ep, u32 last)
+static void rds_ib_send_release(struct rds_ib_ep *ep, u32 last, bool ok)
 {
 	u32 n = 0;
 
@@ -310,7 +312,7 @@ static void rds_ib_send_release(struct rds_ib_ep *ep, u32 last)
 
 		ss = &ep->e_sends[ep->e_send_tail % ep->e_send_nr];
 		if (ss->ss_rm) {
-			rds_ib_rm_release(ep, ss->ss_rm);
+			rds_ib_rm_release(ep, ss->ss_rm, ok);
 			ss->ss_rm = NULL;
 		}
 		ep->e_send_tail++;
@@ -333,7 +335,8 @@ static void rds_ib_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	/* A stale completion (flushed after release) is below the tail. */
 	if ((s32)(ss->ss_seq - ep->e_send_tail) >= 0 &&
 	    (s32)(ep->e_send_head - ss->ss_seq) > 0)
-		rds_ib_send_release(ep, ss->ss_seq);
+		rds_ib_send_release(ep, ss->ss_seq,
+				    wc->status == IB_WC_SUCCESS);
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
@@ -419,9 +422,9 @@ void rds_ib_send_ring_free(struct rds_ib_ep *ep)
 	struct ib_device *dev = ep->e_rid ? ep->e_rid->rid_dev : NULL;
 
 	if (ep->e_sends && ep->e_send_head != ep->e_send_tail)
-		rds_ib_send_release(ep, ep->e_send_head - 1);
+		rds_ib_send_release(ep, ep->e_send_head - 1, false);
 	if (ep->e_xmit_rm) {
-		rds_ib_rm_release(ep, ep->e_xmit_rm);
+		rds_ib_rm_release(ep, ep->e_xmit_rm, false);
 		ep->e_xmit_rm = NULL;
 	}
 	if (dev && ep->e_send_hdrs_dma)
@@ -611,6 +614,7 @@ int rds_ib_xmit(struct rds_conn_path *cp, struct rds_message *rm,
 		ss->ss_wr.next = NULL;
 		ss->ss_wr.num_sge = 1;
 		ss->ss_wr.send_flags = 0;
+		rds_ib_rdma_prep_send(ep, rm, &ss->ss_wr, frag == 0, last);
 
 		if (payload) {
 			frag_len = min_t(u32, RDS_FRAG_SIZE,

@@ -68,6 +68,13 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_rdma_local_inv",
 	"ib_rdma_inv_batches",
 	"ib_rdma_inv_completions",
+	"ib_rdma_ops",
+	"ib_rdma_wrs",
+	"ib_rdma_completions",
+	"ib_rdma_send_inv",
+	"ib_atomic_wrs",
+	"ib_atomic_completions",
+	"ib_atomic_emulated_retries",
 };
 
 static_assert(ARRAY_SIZE(rds_ib_stat_names) * sizeof(u64) ==

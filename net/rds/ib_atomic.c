@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ib_atomic.c - RDS atomics: plain, masked and emulated masked.
+ *
+ * Theory of operation
+ * ===================
+ *
+ * rds.ko calls ->xmit_atomic() for a message carrying an atomic, before
+ * the message's SEND.  The opcode depends on what the device can do
+ * (recorded in struct rds_ib_device) and on the masks:
+ *
+ *   - masks that make the masked op equal the plain one (CSWP: compare and
+ *     swap masks ~0; FADD: nocarry mask 0), or a plain cmsg:
+ *     IB_WR_ATOMIC_CMP_AND_SWP / IB_WR_ATOMIC_FETCH_AND_ADD, on any device
+ *     with atomic_cap != IB_ATOMIC_NONE;
+ *   - other masks where masked_atomic_cap != IB_ATOMIC_NONE: the masked
+ *     opcodes;
+ *   - other masks on a device with plain atomics only (rxe): emulated by a
+ *     compare-and-swap loop.  From a guess v of the remote word we post
+ *     CMP_AND_SWP(v, f(v)), f being the masked operation; the HCA returns
+ *     the word's old value r.  r == v means the swap happened atomically
+ *     (or, for a masked CSWP whose masked compare fails, f(v) == v and the
+ *     word was verified unchanged): r is the result.  Otherwise v = r and
+ *     we try again, at most RDS_IB_ATOMIC_EMUL_TRIES times (then
+ *     OTHER_ERROR).  Each step is one HCA atomic, so the emulation is
+ *     atomic with respect to other HCA atomics on that memory, not to CPU
+ *     stores on the owner.
+ *
+ * iWARP devices (siw) and devices with atomic_cap NONE have no atomics:
+ * ->atomic_check() makes sendmsg() fail with EOPNOTSUPP.
+ *
+ * The 8-byte result goes to the (8-byte aligned, pinned) local buffer;
+ * the HCA writes it there.  The SEND that follows the atomic is fenced
+ * (ib_rdma.c), so it leaves only once the atomic completed: when the
+ * emulation loop runs, ->xmit_atomic() returns -EAGAIN until the loop
+ * finished and kicks the send worker when it did.
+ *
+ * The atomic WR is always signalled (one completion per hardware atomic):
+ * a failure reports its true status (REMOTE_ERROR for a bad or stale key)
+ * through rds_atomic_send_complete() and drops the connection; success is
+ * reported by the SEND's completion, or by ours when no SEND follows.
+ */
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/highmem.h>
+
+#include "ib.h"
+
+#define RDS_IB_ATOMIC_EMUL_TRIES	64
+
+/**
+ * struct rds_ib_atomic_ctx - one atomic in flight
+ * @ac_cqe: completion; done = rds_ib_atomic_done
+ * @ac_ep: endpoint it is posted on
+ * @ac_rm: the message (a reference)
+ * @ac_wr: the work request
+ * @ac_sge: the 8-byte result buffer
+ * @ac_emulate: masked op emulated on plain CMP_AND_SWP
+ * @ac_guess: emulation: the value we expect in the remote word
+ * @ac_tries: emulation: CMP_AND_SWPs posted
+ * @ac_final: no SEND follows: report success ourselves
+ * @ac_done: finished (the result is in the buffer or it failed)
+ */
+struct rds_ib_atomic_ctx {
+	struct ib_cqe		ac_cqe;
+	struct rds_ib_ep	*ac_ep;
+	struct rds_message	*ac_rm;
+	struct ib_atomic_wr	ac_wr;
+	struct ib_sge		ac_sge;
+	bool			ac_emulate;
+	u64			ac_guess;
+	unsigned int		ac_tries;
+	bool			ac_final;
+	bool			ac_done;
+};
+
+/**
+ * rds_ib_masked_fadd - masked fetch-and-add, bit by bit
+ * @v: the old value
+ * @add: the addend
+ * @nocarry: bit i set: no carry from bit i into bit i + 1
+ *
+ * Return: the new value.
+ */
+static u64 rds_ib_masked_fadd(u64 v, u64 add, u64 nocarry)
+{
+	u64 res = 0, carry = 0;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		u64 a = (v >> i) & 1, b = (add >> i) & 1;
+
+		res |= (a ^ b ^ carry) << i;
+		carry = (a & b) | (carry & (a ^ b));
+		if ((nocarry >> i) & 1)
+			carry = 0;
+	}
+	return res;
+}
+
+/* What the masked op makes of the remote word @v. */
+static u64 rds_ib_atomic_apply(const struct rm_atomic_op *op, u64 v)
+{
+	if (op->op_type == RDS_ATOMIC_TYPE_FADD)
+		return rds_ib_masked_fadd(v, op->op_m_fadd.add,
+					  op->op_m_fadd.nocarry_mask);
+	if ((v & op->op_m_cswp.compare_mask) !=
+	    (op->op_m_cswp.compare & op->op_m_cswp.compare_mask))
+		return v;
+	return (v & ~op->op_m_cswp.swap_mask) |
+	       (op->op_m_cswp.swap & op->op_m_cswp.swap_mask);
+}
+
+static bool rds_ib_atomic_trivial(const struct rm_atomic_op *op)
+{
+	if (!op->op_masked)
+		return true;
+	if (op->op_type == RDS_ATOMIC_TYPE_FADD)
+		return !op->op_m_fadd.nocarry_mask;
+	return op->op_m_cswp.compare_mask == ~0ULL &&
+	       op->op_m_cswp.swap_mask == ~0ULL;
+}
+
+/* The result the HCA wrote to the local buffer (host order). */
+static u64 rds_ib_atomic_result(struct rds_ib_atomic_ctx *ac)
+{
+	struct scatterlist *sg = ac->ac_rm->atomic.op_sg;
+	struct ib_device *dev = ac->ac_ep->e_rid->rid_dev;
+	void *p;
+	u64 v;
+
+	ib_dma_sync_single_for_cpu(dev, sg_dma_address(sg), 8,
+				   DMA_FROM_DEVICE);
+	p = kmap_local_page(sg_page(sg));
+	memcpy(&v, p + sg->offset, sizeof(v));
+	kunmap_local(p);
+	ib_dma_sync_single_for_device(dev, sg_dma_address(sg), 8,
+				      DMA_FROM_DEVICE);
+	return v;
+}
+
+static int rds_ib_atomic_post(struct rds_ib_atomic_ctx *ac)
+{
+	const struct ib_send_wr *bad_wr;
+	int ret;
+
+	ret = ib_post_send(ac->ac_ep->e_qp, &ac->ac_wr.wr, &bad_wr);
+	if (!ret)
+		rds_ib_stats_inc(s_ib_atomic_wrs);
+	return ret;
+}
+
+/* Emulation step: CMP_AND_SWP(guess, f(guess)). */
+static void rds_ib_atomic_emul_prep(struct rds_ib_atomic_ctx *ac)
+{
+	const struct rm_atomic_op *op = &ac->ac_rm->atomic;
+
+	ac->ac_wr.wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP;
+	ac->ac_wr.compare_add = ac->ac_guess;
+	ac->ac_wr.swap = rds_ib_atomic_apply(op, ac->ac_guess);
+	ac->ac_wr.compare_add_mask = 0;
+	ac->ac_wr.swap_mask = 0;
+	ac->ac_tries++;
+}
+
+static void rds_ib_atomic_finish(struct rds_ib_atomic_ctx *ac, int status)
+{
+	struct rds_ib_ep *ep = ac->ac_ep;
+	struct rds_message *rm = ac->ac_rm;
+	struct rm_atomic_op *op = &rm->atomic;
+
+	if (op->op_mapped) {
+		ib_dma_unmap_sg(ep->e_rid->rid_dev, op->op_sg, 1,
+				DMA_FROM_DEVICE);
+		op->op_mapped = 0;
+	}
+	rds_ib_rdma_sq_put(ep, 1);
+	if (status != RDS_RDMA_SUCCESS || ac->ac_final)
+		rds_atomic_send_complete(rm, status);
+	smp_store_release(&ac->ac_done, true);
+	if (ac->ac_emulate || ac->ac_final) {
+		/* ->xmit_atomic() waits for us (or nothing follows). */
+		if (ac->ac_emulate && !ac->ac_final)
+			queue_delayed_work(rds_wq, &ep->e_ic->ic_cp->cp_send_w,
+					   0);
+		else
+			goto free;
+		rds_message_put(rm);
+		return;
+	}
+free:
+	if (rm->m_final_op == ac)
+		rm->m_final_op = NULL;
+	rds_message_put(rm);
+	kfree(ac);
+}
+
+static void rds_ib_atomic_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rds_ib_atomic_ctx *ac = container_of(wc->wr_cqe,
+						    struct rds_ib_atomic_ctx,
+						    ac_cqe);
+	struct rds_ib_ep *ep = ac->ac_ep;
+	u64 r;
+
+	/* WARNING: Only wr_cqe and status are reliable at this point */
+	rds_ib_stats_inc(s_ib_atomic_completions);
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_info_ratelimited("RDS/IB: atomic to %pI6c failed: %s\n",
+					    &ep->e_ic->ic_conn->c_faddr,
+					    ib_wc_status_msg(wc->status));
+		rds_ib_ep_error(ep, "atomic completion error");
+		rds_ib_atomic_finish(ac, rds_ib_rdma_status(wc->status));
+		return;
+	}
+	if (!ac->ac_emulate) {
+		rds_ib_atomic_finish(ac, RDS_RDMA_SUCCESS);
+		return;
+	}
+	r = rds_ib_atomic_result(ac);
+	if (r == ac->ac_guess) {
+		rds_ib_atomic_finish(ac, RDS_RDMA_SUCCESS);
+		return;
+	}
+	if (ac->ac_tries >= RDS_IB_ATOMIC_EMUL_TRIES ||
+	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags)) {
+		rds_ib_atomic_finish(ac, RDS_RDMA_OTHER_ERROR);
+		return;
+	}
+	rds_ib_stats_inc(s_ib_atomic_emulated_retries);
+	ac->ac_guess = r;
+	rds_ib_atomic_emul_prep(ac);
+	if (rds_ib_atomic_post(ac)) {
+		rds_ib_ep_error(ep, "ib_post_send of atomic failed");
+		rds_ib_atomic_finish(ac, RDS_RDMA_DROPPED);
+	}
+}
+
+/**
+ * rds_ib_atomic_check - ->atomic_check(): can the socket's device do it?
+ * @rs: the bound socket
+ * @conn: the connection (unused: the device is the socket's)
+ * @masked: a MASKED_* op (emulated where the device lacks them)
+ *
+ * Process context.  Return: 0 or -EOPNOTSUPP.
+ */
+int rds_ib_atomic_check(struct rds_sock *rs, struct rds_connection *conn,
+			bool masked)
+{
+	struct rds_ib_device *rid;
+	int ret = 0;
+
+	rid = rds_ib_rid_lookup(&rs->rs_bound_addr, rs->rs_bound_scope_id);
+	if (!rid)
+		return -EOPNOTSUPP;
+	if (rid->rid_iwarp || rid->rid_atomic_cap == IB_ATOMIC_NONE)
+		ret = -EOPNOTSUPP;
+	rds_ib_device_put(rid);
+	return ret;
+}
+
+/**
+ * rds_ib_xmit_atomic - post the atomic op of a message
+ * @cp: path
+ * @op: &rm->atomic
+ *
+ * RDS_IN_XMIT held, never sleeps.  An emulated masked op returns -EAGAIN
+ * until its loop finished (the completion kicks the send worker).
+ *
+ * Return: 0, -EAGAIN/-ENOMEM (called again), -ENOTCONN/-EIO (drop path).
+ */
+int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
+{
+	struct rds_message *rm = container_of(op, struct rds_message, atomic);
+	struct rds_ib_connection *ic = cp->cp_transport_data;
+	struct rds_ib_ep *ep = READ_ONCE(ic->ic_ep);
+	struct rds_ib_atomic_ctx *ac = rm->m_final_op;
+	struct rds_ib_device *rid;
+	bool wait;
+
+	if (ac) {
+		/* An emulation loop we started earlier. */
+		if (!smp_load_acquire(&ac->ac_done))
+			return -EAGAIN;
+		rm->m_final_op = NULL;
+		kfree(ac);
+		return 0;
+	}
+	if (!ep || !test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
+	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
+		return -ENOTCONN;
+	rid = ep->e_rid;
+	if (rid->rid_iwarp || rid->rid_atomic_cap == IB_ATOMIC_NONE) {
+		/* atomic_check let it through: never report success. */
+		rds_atomic_send_complete(rm, RDS_RDMA_OTHER_ERROR);
+		return 0;
+	}
+	if (!op->op_sg || op->op_sg->length < 8)
+		return -EIO;
+
+	if (!rds_ib_rdma_sq_get(ep, 1)) {
+		set_bit(RDS_IB_EP_TX_FULL, &ep->e_flags);
+		return -EAGAIN;
+	}
+	ac = kzalloc(sizeof(*ac), GFP_ATOMIC | __GFP_NOWARN);
+	if (!ac) {
+		rds_ib_rdma_sq_put(ep, 1);
+		return -ENOMEM;
+	}
+	if (!op->op_mapped) {
+		if (ib_dma_map_sg(rid->rid_dev, op->op_sg, 1,
+				  DMA_FROM_DEVICE) != 1) {
+			rds_ib_rdma_sq_put(ep, 1);
+			kfree(ac);
+			return -ENOMEM;
+		}
+		op->op_mapped = 1;
+	}
+	ac->ac_ep = ep;
+	ac->ac_rm = rm;
+	ac->ac_cqe.done = rds_ib_atomic_done;
+	ac->ac_final = op->op_silent && !rm->m_payload_len &&
+		       !rm->m_rdma_cookie;
+	ac->ac_sge.addr = sg_dma_address(op->op_sg);
+	ac->ac_sge.length = 8;
+	ac->ac_sge.lkey = rid->rid_pd->local_dma_lkey;
+	ac->ac_wr.wr.wr_cqe = &ac->ac_cqe;
+	ac->ac_wr.wr.sg_list = &ac->ac_sge;
+	ac->ac_wr.wr.num_sge = 1;
+	ac->ac_wr.wr.send_flags = IB_SEND_SIGNALED;
+	ac->ac_wr.remote_addr = op->op_remote_addr;
+	ac->ac_wr.rkey = op->op_rkey;
+
+	if (rds_ib_atomic_trivial(op)) {
+		if (op->op_type == RDS_ATOMIC_TYPE_FADD) {
+			ac->ac_wr.wr.opcode = IB_WR_ATOMIC_FETCH_AND_ADD;
+			ac->ac_wr.compare_add = op->op_m_fadd.add;
+			rds_ib_stats_inc(s_ib_atomic_fadd);
+		} else {
+			ac->ac_wr.wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP;
+			ac->ac_wr.compare_add = op->op_m_cswp.compare;
+			ac->ac_wr.swap = op->op_m_cswp.swap;
+			rds_ib_stats_inc(s_ib_atomic_cswp);
+		}
+	} else if (rid->rid_masked_atomic_cap != IB_ATOMIC_NONE) {
+		if (op->op_type == RDS_ATOMIC_TYPE_FADD) {
+			ac->ac_wr.wr.opcode = IB_WR_MASKED_ATOMIC_FETCH_AND_ADD;
+			ac->ac_wr.compare_add = op->op_m_fadd.add;
+			ac->ac_wr.compare_add_mask = op->op_m_fadd.nocarry_mask;
+			rds_ib_stats_inc(s_ib_atomic_fadd);
+		} else {
+			ac->ac_wr.wr.opcode = IB_WR_MASKED_ATOMIC_CMP_AND_SWP;
+			ac->ac_wr.compare_add = op->op_m_cswp.compare;
+			ac->ac_wr.swap = op->op_m_cswp.swap;
+			ac->ac_wr.compare_add_mask = op->op_m_cswp.compare_mask;
+			ac->ac_wr.swap_mask = op->op_m_cswp.swap_mask;
+			rds_ib_stats_inc(s_ib_atomic_cswp);
+		}
+	} else {
+		ac->ac_emulate = true;
+		/* First guess: the compare value (CSWP) or zero (FADD). */
+		ac->ac_guess = op->op_type == RDS_ATOMIC_TYPE_CSWP ?
+			       op->op_m_cswp.compare : 0;
+		rds_ib_atomic_emul_prep(ac);
+		if (op->op_type == RDS_ATOMIC_TYPE_FADD)
+			rds_ib_stats_inc(s_ib_atomic_fadd);
+		else
+			rds_ib_stats_inc(s_ib_atomic_cswp);
+	}
+
+	/* @ac may be gone once posted unless the emulation waits for it. */
+	wait = ac->ac_emulate && !ac->ac_final;
+	rds_message_addref(rm);
+	if (wait)
+		rm->m_final_op = ac;
+	if (rds_ib_atomic_post(ac)) {
+		rm->m_final_op = NULL;
+		rds_message_put(rm);
+		rds_ib_rdma_sq_put(ep, 1);
+		kfree(ac);
+		rds_ib_ep_error(ep, "ib_post_send of atomic failed");
+		return -EIO;
+	}
+	return wait ? -EAGAIN : 0;
+}

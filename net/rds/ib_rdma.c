@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ib_rdma.c - RDMA READ/WRITE on a connection's QP and the SEND that
+ * completes them.
+ *
+ * Theory of operation
+ * ===================
+ *
+ * rds.ko calls ->xmit_rdma() for a message that carries an RDMA op, before
+ * its ->xmit().  We DMA-map the local pages and post the RDMA READ or
+ * WRITE work requests (as many as the QP's SGE limit needs, the remote
+ * address advancing) on the connection's QP, so the SEND that ->xmit()
+ * posts afterwards follows them on the same send queue:
+ *
+ *   ORDER: on an RC QP the responder executes the WRITEs before the SEND,
+ *   so when the owner receives the message its buffer holds the data.
+ *   For READs (and atomics) the SEND is fenced (IB_SEND_FENCE): it does
+ *   not start before the READ responses arrived, so the owner's key is
+ *   not invalidated while the READ still uses it.
+ *
+ * The SEND goes out as IB_WR_SEND_WITH_INV with the cookie's rkey when the
+ * op is against a use-once key (op_use_once) and the connection negotiated
+ * remote invalidation (rds_ib_inv_send_remote_ok, ib_inv.c).
+ *
+ * Completions.  Only the last RDMA WR of an op is signalled (one
+ * completion per op); the others complete only on error.  The first error
+ * reports its true status through rds_rdma_send_complete(): REMOTE_ERROR
+ * for a bad or stale key (remote access/invalid request/operation errors),
+ * DROPPED for a flush, OTHER_ERROR otherwise; later reports of the same op
+ * are ignored by rds.ko.  A silent op with no SEND reports its success on
+ * the last WR's completion; otherwise the SEND's completion reports it
+ * (rds_ib_rdma_msg_sent, called by ib_send.c when it releases the message).
+ * The last completion unmaps the pages.  Any error drops the connection
+ * (the recovery policy of ib_cm.c).
+ *
+ * Send queue room: the QP has RDS_IB_RDMA_SQ entries beyond the send ring;
+ * e_rdma_inuse counts those in use by RDMA and atomic WRs.
+ */
+#include <linux/kernel.h>
+#include <linux/slab.h>
+
+#include "ib.h"
+
+/**
+ * struct rds_ib_rdma_ctx - one posted RDMA op
+ * @rc_mid_cqe: completion of the unsignalled WRs (errors only)
+ * @rc_last_cqe: completion of the last, signalled WR
+ * @rc_ep: endpoint it was posted on
+ * @rc_rm: the message (a reference)
+ * @rc_nwr: work requests posted
+ * @rc_final: no SEND follows: this op reports success
+ * @rc_failed: an error was already reported
+ * @rc_wrs: the work requests
+ * @rc_sges: their SGEs
+ */
+struct rds_ib_rdma_ctx {
+	struct ib_cqe		rc_mid_cqe;
+	struct ib_cqe		rc_last_cqe;
+	struct rds_ib_ep	*rc_ep;
+	struct rds_message	*rc_rm;
+	unsigned int		rc_nwr;
+	bool			rc_final;
+	bool			rc_failed;
+	struct ib_rdma_wr	*rc_wrs;
+	struct ib_sge		rc_sges[];
+};
+
+/**
+ * rds_ib_rdma_status - RDS status of a failed work completion
+ * @status: the completion's status
+ *
+ * Return: RDS_RDMA_REMOTE_ERROR, RDS_RDMA_DROPPED or RDS_RDMA_OTHER_ERROR.
+ */
+int rds_ib_rdma_status(enum ib_wc_status status)
+{
+	switch (status) {
+	case IB_WC_SUCCESS:
+		return RDS_RDMA_SUCCESS;
+	case IB_WC_REM_ACCESS_ERR:
+	case IB_WC_REM_INV_REQ_ERR:
+	case IB_WC_REM_OP_ERR:
+	case IB_WC_REM_INV_RD_REQ_ERR:
+		return RDS_RDMA_REMOTE_ERROR;
+	case IB_WC_WR_FLUSH_ERR:
+		return RDS_RDMA_DROPPED;
+	default:
+		return RDS_RDMA_OTHER_ERROR;
+	}
+}
+
+/**
+ * rds_ib_rdma_sq_get - reserve send queue entries for RDMA/atomic WRs
+ * @ep: endpoint
+ * @n: entries
+ *
+ * Return: true if reserved.
+ */
+bool rds_ib_rdma_sq_get(struct rds_ib_ep *ep, unsigned int n)
+{
+	if (atomic_add_return(n, &ep->e_rdma_inuse) <= RDS_IB_RDMA_SQ)
+		return true;
+	atomic_sub(n, &ep->e_rdma_inuse);
+	return false;
+}
+
+/**
+ * rds_ib_rdma_sq_put - return send queue entries
+ * @ep: endpoint
+ * @n: entries
+ */
+void rds_ib_rdma_sq_put(struct rds_ib_ep *ep, unsigned int n)
+{
+	atomic_sub(n, &ep->e_rdma_inuse);
+}
+
+static void rds_ib_rdma_unmap(struct rds_ib_ep *ep, struct rm_rdma_op *op)
+{
+	if (!op->op_mapped)
+		return;
+	ib_dma_unmap_sg(ep->e_rid->rid_dev, op->op_sg, op->op_nents,
+			op->op_write ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+	op->op_mapped = 0;
+}
+
+static void rds_ib_rdma_fail(struct rds_ib_rdma_ctx *ctx, struct ib_wc *wc,
+			     const char *what)
+{
+	struct rds_ib_ep *ep = ctx->rc_ep;
+
+	if (!ctx->rc_failed) {
+		ctx->rc_failed = true;
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_info_ratelimited("RDS/IB: %s to %pI6c failed: %s\n",
+					    what, &ep->e_ic->ic_conn->c_faddr,
+					    ib_wc_status_msg(wc->status));
+		rds_rdma_send_complete(ctx->rc_rm,
+				       rds_ib_rdma_status(wc->status));
+	}
+	rds_ib_ep_error(ep, "RDMA completion error");
+}
+
+static void rds_ib_rdma_mid_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rds_ib_rdma_ctx *ctx = container_of(wc->wr_cqe,
+						   struct rds_ib_rdma_ctx,
+						   rc_mid_cqe);
+
+	/* WARNING: Only wr_cqe and status are reliable at this point */
+	if (wc->status != IB_WC_SUCCESS)
+		rds_ib_rdma_fail(ctx, wc, "RDMA");
+}
+
+static void rds_ib_rdma_last_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rds_ib_rdma_ctx *ctx = container_of(wc->wr_cqe,
+						   struct rds_ib_rdma_ctx,
+						   rc_last_cqe);
+	struct rds_ib_ep *ep = ctx->rc_ep;
+	struct rds_message *rm = ctx->rc_rm;
+
+	/* WARNING: Only wr_cqe and status are reliable at this point */
+	rds_ib_stats_inc(s_ib_rdma_completions);
+	rds_ib_rdma_unmap(ep, &rm->rdma);
+	if (wc->status != IB_WC_SUCCESS)
+		rds_ib_rdma_fail(ctx, wc, "RDMA");
+	else if (ctx->rc_final && !ctx->rc_failed)
+		rds_rdma_send_complete(rm, RDS_RDMA_SUCCESS);
+	rds_ib_rdma_sq_put(ep, ctx->rc_nwr);
+	rds_message_put(rm);
+	kfree(ctx);
+}
+
+/**
+ * rds_ib_xmit_rdma - post the RDMA op of a message
+ * @cp: path
+ * @op: &rm->rdma
+ *
+ * RDS_IN_XMIT held, never sleeps.
+ *
+ * Return: 0; -EAGAIN/-ENOMEM when the send queue or memory is short
+ * (called again later); -ENOTCONN or -EIO to drop the path.
+ */
+int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
+{
+	struct rds_message *rm = container_of(op, struct rds_message, rdma);
+	struct rds_ib_connection *ic = cp->cp_transport_data;
+	struct rds_ib_ep *ep = READ_ONCE(ic->ic_ep);
+	const struct ib_send_wr *bad_wr;
+	struct rds_ib_rdma_ctx *ctx;
+	struct ib_device *dev;
+	struct scatterlist *sg;
+	unsigned int max_sge, nwr, i, j, s;
+	u64 raddr;
+	u32 lkey;
+	int ret;
+
+	if (!ep || !test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
+	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
+		return -ENOTCONN;
+	dev = ep->e_rid->rid_dev;
+	if (!op->op_nents || !op->op_bytes)
+		return -EIO;
+
+	if (!op->op_mapped) {
+		int n = ib_dma_map_sg(dev, op->op_sg, op->op_nents,
+				      op->op_write ? DMA_TO_DEVICE :
+						     DMA_FROM_DEVICE);
+		if (!n)
+			return -ENOMEM;
+		op->op_count = n;
+		op->op_mapped = 1;
+	}
+	max_sge = max_t(u32, 1, ep->e_max_send_sge);
+	nwr = DIV_ROUND_UP(op->op_count, max_sge);
+	if (!rds_ib_rdma_sq_get(ep, nwr)) {
+		set_bit(RDS_IB_EP_TX_FULL, &ep->e_flags);
+		return -EAGAIN;
+	}
+	ctx = kzalloc(struct_size(ctx, rc_sges, op->op_count) +
+		      nwr * sizeof(struct ib_rdma_wr), GFP_ATOMIC | __GFP_NOWARN);
+	if (!ctx) {
+		rds_ib_rdma_sq_put(ep, nwr);
+		return -ENOMEM;
+	}
+	ctx->rc_wrs = (struct ib_rdma_wr *)&ctx->rc_sges[op->op_count];
+	ctx->rc_ep = ep;
+	ctx->rc_rm = rm;
+	ctx->rc_nwr = nwr;
+	ctx->rc_final = op->op_silent && !rm->m_payload_len &&
+			!rm->m_rdma_cookie;
+	ctx->rc_mid_cqe.done = rds_ib_rdma_mid_done;
+	ctx->rc_last_cqe.done = rds_ib_rdma_last_done;
+
+	lkey = ep->e_rid->rid_pd->local_dma_lkey;
+	raddr = op->op_remote_addr;
+	s = 0;
+	sg = op->op_sg;
+	for (i = 0; i < nwr; i++) {
+		struct ib_rdma_wr *wr = &ctx->rc_wrs[i];
+		u32 len = 0;
+
+		wr->wr.opcode = op->op_write ? IB_WR_RDMA_WRITE :
+					       IB_WR_RDMA_READ;
+		wr->wr.wr_cqe = &ctx->rc_mid_cqe;
+		wr->wr.sg_list = &ctx->rc_sges[s];
+		wr->remote_addr = raddr;
+		wr->rkey = op->op_rkey;
+		for (j = 0; j < max_sge && s < op->op_count; j++, s++) {
+			ctx->rc_sges[s].addr = sg_dma_address(sg);
+			ctx->rc_sges[s].length = sg_dma_len(sg);
+			ctx->rc_sges[s].lkey = lkey;
+			len += sg_dma_len(sg);
+			sg = sg_next(sg);
+		}
+		wr->wr.num_sge = j;
+		raddr += len;
+		if (i + 1 < nwr)
+			wr->wr.next = &ctx->rc_wrs[i + 1].wr;
+	}
+	ctx->rc_wrs[nwr - 1].wr.wr_cqe = &ctx->rc_last_cqe;
+	ctx->rc_wrs[nwr - 1].wr.send_flags = IB_SEND_SIGNALED;
+	if (op->op_fence)
+		ctx->rc_wrs[0].wr.send_flags |= IB_SEND_FENCE;
+
+	rds_message_addref(rm);
+	ret = ib_post_send(ep->e_qp, &ctx->rc_wrs[0].wr, &bad_wr);
+	if (unlikely(ret)) {
+		rds_ib_ep_error(ep, "ib_post_send of RDMA failed");
+		if (bad_wr == &ctx->rc_wrs[0].wr) {
+			rds_ib_rdma_sq_put(ep, nwr);
+			rds_message_put(rm);
+			kfree(ctx);
+		}
+		/*
+		 * Else the posted part completes (flushed) through
+		 * rc_mid_cqe; the last WR never posted and @ctx stays
+		 * until the endpoint's CQ is gone: leaked, on this
+		 * should-not-happen path only.
+		 */
+		return -EIO;
+	}
+	rds_ib_stats_add(s_ib_rdma_wrs, nwr);
+	rds_ib_stats_inc(s_ib_rdma_ops);
+	return 0;
+}
+
+/**
+ * rds_ib_rdma_prep_send - adjust a SEND of a message that carries ops
+ * @ep: endpoint
+ * @rm: the message
+ * @wr: the fragment's SEND
+ * @first: first fragment of the message
+ * @last: last fragment
+ *
+ * Called for every fragment.  Fences the first fragment behind READs and
+ * atomics, and makes the last one IB_WR_SEND_WITH_INV for a use-once key
+ * on a negotiated connection.
+ */
+void rds_ib_rdma_prep_send(struct rds_ib_ep *ep, struct rds_message *rm,
+			   struct ib_send_wr *wr, bool first, bool last)
+{
+	bool rdma = rm->rdma.op_active, atomic = rm->atomic.op_active;
+	u64 cookie, raddr;
+	u32 rkey = 0;
+
+	wr->opcode = IB_WR_SEND;
+	if (!rdma && !atomic)
+		return;
+	if (first && ((rdma && (!rm->rdma.op_write || rm->rdma.op_fence)) ||
+		      atomic))
+		wr->send_flags |= IB_SEND_FENCE;
+	if (!last)
+		return;
+	if (rdma && rm->rdma.op_use_once) {
+		rkey = rm->rdma.op_rkey;
+	} else if (atomic && rm->atomic.op_use_once) {
+		rkey = rm->atomic.op_rkey;
+	} else {
+		return;
+	}
+	/*
+	 * Only a key its owner made use-once may be invalidated remotely:
+	 * our use-once MRs live at iova RDS_MR_IOVA_USE_ONCE | page offset
+	 * and are at most 1 MiB long, so every address inside one is in
+	 * [2^31, 2^32).  op_use_once alone may come from the application's
+	 * flag on an ordinary key.
+	 */
+	raddr = rdma ? rm->rdma.op_remote_addr : rm->atomic.op_remote_addr;
+	if ((raddr >> 31) != 1)
+		return;
+	cookie = (u64)RDS_MR_IOVA_USE_ONCE << 32 | rkey;
+	if (!rds_ib_inv_send_remote_ok(ep, cookie))
+		return;
+	wr->opcode = IB_WR_SEND_WITH_INV;
+	wr->ex.invalidate_rkey = rkey;
+	rds_ib_stats_inc(s_ib_rdma_send_inv);
+}
+
+/**
+ * rds_ib_rdma_msg_sent - the final SEND of a message was released
+ * @ep: endpoint
+ * @rm: the message
+ * @ok: the SEND completed successfully
+ *
+ * Reports the message's ops (first report wins in rds.ko).
+ */
+void rds_ib_rdma_msg_sent(struct rds_ib_ep *ep, struct rds_message *rm,
+			  bool ok)
+{
+	int status = ok ? RDS_RDMA_SUCCESS : RDS_RDMA_DROPPED;
+
+	if (rm->rdma.op_active)
+		rds_rdma_send_complete(rm, status);
+	if (rm->atomic.op_active)
+		rds_atomic_send_complete(rm, status);
+}
