@@ -1115,6 +1115,9 @@ void rds_ib_sync_mr(struct rds_mr *mr, int direction)
 	if (!ibmr || !ibmr->m_mapped || !ibmr->m_ib)
 		return;
 	dev = ibmr->m_md->md_rid->rid_dev;
+	/* Software devices (rxe, siw) have no DMA mapping to sync. */
+	if (ib_uses_virt_dma(dev))
+		return;
 	/* Sync in the direction the pages were mapped with. */
 	if (direction == DMA_FROM_DEVICE)
 		dma_sync_sg_for_cpu(dev->dma_device, ibmr->m_sg, ibmr->m_nents,
