@@ -896,7 +896,13 @@ static int rds_ib_cm_handler(struct rdma_cm_id *id,
 
 	ic = ep->e_ic;
 	mutex_lock(&ic->ic_mutex);
-	if (test_bit(RDS_IB_EP_DEAD, &ep->e_flags))
+	/*
+	 * A dead endpoint only waits for its destruction; one in error waits
+	 * for the path's shutdown: moving either forward would only start a
+	 * connect nobody wants or complete a path being dropped.
+	 */
+	if (test_bit(RDS_IB_EP_DEAD, &ep->e_flags) ||
+	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
 		goto out;
 
 	switch (event->event) {

@@ -147,20 +147,37 @@ static int wait_in(int fd, int ms)
 	return poll(&p, 1, ms);
 }
 
+/*
+ * Receive one message within @ms.  poll() may report POLLIN for a
+ * congestion map update alone (in-tree semantics), so the receive itself
+ * never blocks.
+ */
 static ssize_t recv_from(int fd, void *buf, size_t len, int ms,
 			 struct sockaddr_storage *from, socklen_t *flen)
 {
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct timespec t0, t;
+	ssize_t n;
 
-	if (wait_in(fd, ms) <= 0)
-		return -ETIMEDOUT;
-	m.msg_name = from;
-	m.msg_namelen = from ? sizeof(*from) : 0;
-	len = recvmsg(fd, &m, 0);
-	if (flen)
-		*flen = m.msg_namelen;
-	return len;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct iovec iov = { .iov_base = buf, .iov_len = len };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+		long left;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = ms - ((t.tv_sec - t0.tv_sec) * 1000 +
+			     (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0 || wait_in(fd, left) <= 0)
+			return -ETIMEDOUT;
+		m.msg_name = from;
+		m.msg_namelen = from ? sizeof(*from) : 0;
+		n = recvmsg(fd, &m, MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (flen)
+			*flen = m.msg_namelen;
+		return n;
+	}
 }
 
 static int send_to(int fd, const void *buf, size_t len,
