@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdma_useonce.c - use-once key death in each invalidation mode.
+ *
+ *   rdma_useonce [remote|local|intree]
+ *
+ * Without an argument (or $RDMA_USEONCE_MODE): remote then local against
+ * our peer, intree against Debian's (RDS_PEER_MODS=intree).
+ *
+ * Runs rdma_ops (use-once WRITE, then a second WRITE on the dead key that
+ * must fail with RDS_RDMA_REMOTE_ERROR and leave our memory untouched; a
+ * use-once READ; an ordinary key taking two WRITEs) and checks, with the
+ * rds_rdma counters of node 0 (the key owner), that the keys died by the
+ * path the mode must take:
+ *
+ *   remote  both nodes run our modules with remote invalidation allowed:
+ *           the peer completes with IB_WR_SEND_WITH_INV, we count
+ *           ib_rdma_remote_inv and post no LOCAL_INV for the use-once keys;
+ *   local   rds_ib_inv_force_local=Y on both nodes: no remote invalidation,
+ *           batched LOCAL_INVs (ib_rdma_local_inv, ib_rdma_inv_batches);
+ *   intree  Debian's rds_rdma on node 1 (--peer-mods intree): it never
+ *           sends SEND_WITH_INV, the fallback is chosen automatically.
+ *
+ * /tests/rdma_ops must be installed: list rdma_ops in tests.txt for the
+ * same peer.  The counter checks skip while rds.ko does not export
+ * RDS_INFO_COUNTERS.  TAP on stdout; exit 0 pass, 4 skip, else fail.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <linux/rds.h>
+
+#ifndef AF_RDS
+#define AF_RDS 21
+#endif
+
+#define PARAM "/sys/module/rds_rdma/parameters/rds_ib_inv_force_local"
+
+static int tests, fails;
+
+static void tap(int ok, const char *what)
+{
+	printf("%sok %d %s\n", ok ? "" : "not ", ++tests, what);
+	fflush(stdout);
+	fails += !ok;
+}
+
+/* Value of an RDS_INFO_COUNTERS counter, or -1. */
+static long long counter(const char *name)
+{
+	struct rds_info_counter *c;
+	socklen_t len = 0;
+	long long v = -1;
+	unsigned int i, n;
+	void *buf = NULL;
+	int fd;
+
+	fd = socket(AF_RDS, SOCK_SEQPACKET, 0);
+	if (fd < 0)
+		return -1;
+	/* The first call says how much room the counters need. */
+	getsockopt(fd, SOL_RDS, RDS_INFO_COUNTERS, NULL, &len);
+	if (!len)
+		goto out;
+	len += 64 * sizeof(*c);
+	buf = calloc(1, len);
+	if (!buf || getsockopt(fd, SOL_RDS, RDS_INFO_COUNTERS, buf, &len) < 0)
+		goto out;
+	c = buf;
+	n = len / sizeof(*c);
+	for (i = 0; i < n; i++)
+		if (!strncmp((char *)c[i].name, name, sizeof(c[i].name)))
+			v = c[i].value;
+out:
+	free(buf);
+	close(fd);
+	return v;
+}
+
+static int set_force(int node, const char *val)
+{
+	char cmd[256];
+
+	if (node == 0) {
+		FILE *f = fopen(PARAM, "w");
+
+		if (!f)
+			return -1;
+		fputs(val, f);
+		return fclose(f) ? -1 : 0;
+	}
+	snprintf(cmd, sizeof(cmd), "rds-peer %d 'echo %s > %s'", node, val,
+		 PARAM);
+	return system(cmd) ? -1 : 0;
+}
+
+static void run_mode(const char *mode)
+{
+	long long rem0, loc0, bat0, rem1, loc1, bat1;
+	int remote = !strcmp(mode, "remote");
+	char what[160];
+	int ret;
+
+	if (!strcmp(mode, "local"))
+		tap(!set_force(0, "Y") && !set_force(1, "Y"),
+		    "local: rds_ib_inv_force_local=Y on both nodes");
+	else if (remote)
+		tap(!set_force(0, "N") && !set_force(1, "N"),
+		    "remote: remote invalidation allowed on both nodes");
+	else
+		tap(!set_force(0, "N"), "intree: Debian's rds_rdma on the peer");
+
+	rem0 = counter("ib_rdma_remote_inv");
+	loc0 = counter("ib_rdma_local_inv");
+	bat0 = counter("ib_rdma_inv_batches");
+	fflush(stdout);
+	ret = system("/tests/rdma_ops >/tmp/rdma_useonce.out 2>&1");
+	if (system("sed 's/^/# rdma_ops: /' /tmp/rdma_useonce.out"))
+		printf("# (no rdma_ops output)\n");
+	snprintf(what, sizeof(what),
+		 "%s: use-once WRITE, dead key REMOTE_ERROR with memory untouched, READ, ordinary key",
+		 mode);
+	tap(ret == 0, what);
+	rem1 = counter("ib_rdma_remote_inv");
+	loc1 = counter("ib_rdma_local_inv");
+	bat1 = counter("ib_rdma_inv_batches");
+	printf("# %s: remote_inv %lld -> %lld, local_inv %lld -> %lld, inv_batches %lld -> %lld\n",
+	       mode, rem0, rem1, loc0, loc1, bat0, bat1);
+	if (rem0 < 0 || loc0 < 0 || bat0 < 0) {
+		/* rds.ko does not export RDS_INFO_COUNTERS yet. */
+		printf("ok %d # SKIP %s: counters not exported (RDS_INFO_COUNTERS)\n",
+		       ++tests, mode);
+		printf("ok %d # SKIP %s: counters not exported (RDS_INFO_COUNTERS)\n",
+		       ++tests, mode);
+	} else if (remote) {
+		/* Two use-once keys: the WRITE's and the READ's. */
+		tap(rem1 - rem0 >= 2,
+		    "remote: use-once keys died by remote invalidation");
+		/* Only the ordinary key (FREE_MR) may need a LOCAL_INV. */
+		tap(loc1 - loc0 <= 1,
+		    "remote: no LOCAL_INV for remotely invalidated keys");
+	} else {
+		snprintf(what, sizeof(what), "%s: no remote invalidation",
+			 mode);
+		tap(rem1 - rem0 == 0, what);
+		snprintf(what, sizeof(what),
+			 "%s: use-once keys died by batched LOCAL_INV", mode);
+		tap(loc1 - loc0 >= 2 && bat1 > bat0, what);
+	}
+	if (!remote)
+		set_force(0, "N");
+	if (!strcmp(mode, "local"))
+		set_force(1, "N");
+}
+
+int main(int argc, char **argv)
+{
+	const char *mods = getenv("RDS_PEER_MODS") ?: "ours";
+	const char *mode = argc > 1 ? argv[1] : getenv("RDMA_USEONCE_MODE");
+
+	if (!getenv("RDS_PEER_ADDR")) {
+		printf("1..0 # SKIP no peer\n");
+		return 4;
+	}
+	if (mode) {
+		printf("1..4\n");
+		run_mode(mode);
+	} else if (!strcmp(mods, "intree")) {
+		printf("1..4\n");
+		run_mode("intree");
+	} else {
+		printf("1..8\n");
+		run_mode("remote");
+		run_mode("local");
+	}
+	return fails ? 1 : 0;
+}
