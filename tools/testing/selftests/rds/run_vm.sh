@@ -94,6 +94,9 @@ modb=$b/mod-$kernel
 testb=$b/tests
 if [ "$build" = 1 ]; then
 	log "building modules against $kdir"
+	# A fresh copy every time: stale objects of an older tree can link
+	# modules without symbol versions.
+	rm -rf "$modb"
 	mkdir -p "$modb"
 	rsync -a --delete --exclude .git --exclude /build --exclude '*.o' \
 		--exclude '*.ko' --exclude '.*.cmd' "${src:-$top}/" "$modb/src/"
@@ -295,14 +298,36 @@ boot_cluster() {
 	log "cluster ran $(( $(date +%s) - start )) s"
 }
 
-# A node 0 that dies before reaching its init (a TCG timing hiccup in early
-# boot, not anything of ours) gets one more boot of the whole cluster.
+# Splats: any of these in any node's kernel log fails the run.
+splat_re='WARNING:|BUG:|KASAN:|UBSAN:|Oops|general protection fault|kernel BUG|'
+splat_re+='unreferenced object|possible circular locking|possible recursive locking|'
+splat_re+='inconsistent lock state|DEBUG_LOCKS_WARN_ON|INFO: task .* blocked|'
+splat_re+='Call Trace:|Kernel panic|RDSVM-ERROR|sleeping function called from invalid context|'
+splat_re+='suspicious RCU usage|refcount_t:|list_(add|del) corruption'
+
+# True when a node's first boot went wrong before its init ran: node 0 died
+# before reaching init, or any node logged a splat before init.  Nothing of
+# ours has run by then (our modules load from init): a TCG timing hiccup of
+# early boot under load, which gets one more boot of the whole cluster.
+early_boot_failed() {
+	local i c
+	grep -aq 'Run /init as init process' "$logdir/console-0.log" 2>/dev/null || return 0
+	for ((i = 0; i < nodes; i++)); do
+		c=$logdir/console-$i.log
+		[ -f "$c" ] || continue
+		awk '/Run \/init as init process/ { exit } { print }' "$c" |
+			grep -aqE "$splat_re" && return 0
+	done
+	return 1
+}
+
 for attempt in 1 2; do
 	boot_cluster
-	grep -aq 'Run /init as init process' "$logdir/console-0.log" 2>/dev/null && break
+	early_boot_failed || break
 	[ "$attempt" = 2 ] && break
-	log "node 0 died before init (see below); booting the cluster again"
-	grep -aE 'Kernel panic|BUG:' "$logdir/console-0.log" | head -n 3 >&2
+	log "a node failed in early boot, before init (see below); booting the cluster again"
+	cat "$logdir"/console-*.log | awk '/Run \/init as init process/ { exit } { print }' |
+		grep -aE "$splat_re" | head -n 3 >&2
 	for p in "${qpids[@]}"; do kill -9 "$p" 2>/dev/null; done
 	sleep 1
 	rm -f "$work"/n*-*.sock
@@ -353,12 +378,6 @@ while read -r name _; do
 done <"$runlist"
 [ "$timed_out" = 1 ] && result fail "cluster" "node 0 timed out"
 
-# Splats: any of these in any node's kernel log fails the run.
-splat_re='WARNING:|BUG:|KASAN:|UBSAN:|Oops|general protection fault|kernel BUG|'
-splat_re+='unreferenced object|possible circular locking|possible recursive locking|'
-splat_re+='inconsistent lock state|DEBUG_LOCKS_WARN_ON|INFO: task .* blocked|'
-splat_re+='Call Trace:|Kernel panic|RDSVM-ERROR|sleeping function called from invalid context|'
-splat_re+='suspicious RCU usage|refcount_t:|list_(add|del) corruption'
 splats=0
 for ((i = 0; i < nodes; i++)); do
 	c=$logdir/console-$i.log
