@@ -370,6 +370,7 @@ static bool rds_ib_inv_post_batch(struct rds_ib_mr_dev *md)
 	struct ib_send_wr *first = NULL, **prev = &first, *last = NULL;
 	struct rds_ib_inv_batch *b;
 	struct rds_ib_mr *mr;
+	unsigned int nr;
 	int ret;
 
 	b = kmalloc(sizeof(*b), GFP_KERNEL);
@@ -428,6 +429,12 @@ static bool rds_ib_inv_post_batch(struct rds_ib_mr_dev *md)
 	last->wr_cqe = &b->b_cqe;
 	last->send_flags = IB_SEND_SIGNALED;
 
+	/*
+	 * ORDER: once posted, the batch may complete (and be freed by
+	 * rds_ib_inv_batch_done()) before ib_post_send() even returns:
+	 * nothing below may touch @b on success.
+	 */
+	nr = b->b_nr;
 	kref_get(&md->md_ref);
 	ret = ib_post_send(md->md_qp, first, &bad_wr);
 	up_read(&md->md_qp_sem);
@@ -443,7 +450,7 @@ static bool rds_ib_inv_post_batch(struct rds_ib_mr_dev *md)
 		rds_ib_mr_dev_put(md);
 		return true;
 	}
-	rds_ib_stats_add(s_ib_rdma_local_inv, b->b_nr);
+	rds_ib_stats_add(s_ib_rdma_local_inv, nr);
 	rds_ib_stats_inc(s_ib_rdma_inv_batches);
 	return true;
 }
