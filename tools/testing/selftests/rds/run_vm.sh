@@ -280,7 +280,7 @@ boot_cluster() {
 		# Progress, once a minute: which test node 0 is running.
 		if [ $((now - last_note)) -ge 60 ]; then
 			last_note=$now
-			cur=$(grep -a '^@@RDSVM-BEGIN ' "$logdir/out-0.log" 2>/dev/null | tail -n 1 | cut -d' ' -f2)
+			cur=$(grep -a '^@@RDSVM-BEGIN ' "$logdir/out-0.log" 2>/dev/null | tail -n 1 | tr -d '\r' | cut -d' ' -f2)
 			cur=${cur%@@}
 			done_n=$(grep -ac '^@@RDSVM-END ' "$logdir/out-0.log" 2>/dev/null)
 			log "$((now - start)) s: ${cur:+running $cur, }$done_n/$ntests done"
