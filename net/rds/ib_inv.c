@@ -52,20 +52,81 @@
 
 #define RDS_IB_INV_MAX_BATCH	64
 
+#define RDS_IB_INV_MAX_FLUSH_US	100000
+
+/*
+ * All three may change at run time: each use reads them once with
+ * READ_ONCE().  force_local is only looked at when a connection advertises
+ * its capabilities and when an op chooses between SEND_WITH_INV and a plain
+ * send, so flipping it never strands a key: we keep honouring remote
+ * invalidations a peer was already offered.  The two numbers are checked
+ * by their ->set, so a bad write is refused and changes nothing.
+ */
 bool rds_ib_inv_force_local;
-module_param(rds_ib_inv_force_local, bool, 0644);
+
+static int rds_ib_inv_force_local_set(const char *val,
+				      const struct kernel_param *kp)
+{
+	bool v = true;	/* a bare "rds_ib_inv_force_local" sets it */
+
+	if (val && kstrtobool(val, &v)) {
+		pr_err("%s: %s=%.*s refused: must be a boolean (0/1, n/y)\n",
+		       KBUILD_MODNAME, kp->name, (int)strcspn(val, "\n"), val);
+		return -EINVAL;
+	}
+	WRITE_ONCE(rds_ib_inv_force_local, v);
+	return 0;
+}
+
+static const struct kernel_param_ops rds_ib_inv_force_local_ops = {
+	.flags	= KERNEL_PARAM_OPS_FL_NOARG,
+	.set	= rds_ib_inv_force_local_set,
+	.get	= param_get_bool,
+};
+
+module_param_cb(rds_ib_inv_force_local, &rds_ib_inv_force_local_ops,
+		&rds_ib_inv_force_local, 0644);
+__MODULE_PARM_TYPE(rds_ib_inv_force_local, "bool");
 MODULE_PARM_DESC(rds_ib_inv_force_local,
-		 " Never use remote invalidation (advertise nor send it): always invalidate locally");
+		 " Never use remote invalidation (advertise nor send it): always invalidate locally (default N)");
 
 static unsigned int rds_ib_inv_batch = 16;
-module_param(rds_ib_inv_batch, uint, 0644);
+
+static int rds_ib_inv_batch_set(const char *val,
+				const struct kernel_param *kp)
+{
+	return rds_param_set_uint_range(val, kp, 1, RDS_IB_INV_MAX_BATCH);
+}
+
+static const struct kernel_param_ops rds_ib_inv_batch_ops = {
+	.set	= rds_ib_inv_batch_set,
+	.get	= param_get_uint,
+};
+
+module_param_cb(rds_ib_inv_batch, &rds_ib_inv_batch_ops,
+		&rds_ib_inv_batch, 0644);
+__MODULE_PARM_TYPE(rds_ib_inv_batch, "uint");
 MODULE_PARM_DESC(rds_ib_inv_batch,
-		 " LOCAL_INVs chained per post (1..64); a full batch is posted at once");
+		 " LOCAL_INVs chained per post (1..64, default 16); a full batch is posted at once");
 
 static unsigned int rds_ib_inv_flush_us = 100;
-module_param(rds_ib_inv_flush_us, uint, 0644);
+
+static int rds_ib_inv_flush_us_set(const char *val,
+				   const struct kernel_param *kp)
+{
+	return rds_param_set_uint_range(val, kp, 0, RDS_IB_INV_MAX_FLUSH_US);
+}
+
+static const struct kernel_param_ops rds_ib_inv_flush_us_ops = {
+	.set	= rds_ib_inv_flush_us_set,
+	.get	= param_get_uint,
+};
+
+module_param_cb(rds_ib_inv_flush_us, &rds_ib_inv_flush_us_ops,
+		&rds_ib_inv_flush_us, 0644);
+__MODULE_PARM_TYPE(rds_ib_inv_flush_us, "uint");
 MODULE_PARM_DESC(rds_ib_inv_flush_us,
-		 " Microseconds a lazy (non-urgent) invalidation may wait for its batch to fill");
+		 " Microseconds a lazy (non-urgent) invalidation may wait for its batch to fill (0..100000, default 100)");
 
 /**
  * rds_ib_inv_local_caps - the invalidation capability we advertise

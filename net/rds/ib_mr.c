@@ -62,11 +62,31 @@
 #include "ib.h"
 
 unsigned int rds_ib_mr_8k_pool_size = 85 * 4096;
-module_param(rds_ib_mr_8k_pool_size, uint, 0444);
-MODULE_PARM_DESC(rds_ib_mr_8k_pool_size, " Max number of 8K MRs per device");
 unsigned int rds_ib_mr_1m_pool_size = 4096;
-module_param(rds_ib_mr_1m_pool_size, uint, 0444);
-MODULE_PARM_DESC(rds_ib_mr_1m_pool_size, " Max number of 1M MRs per device");
+
+/* A pool needs one MR; the in-tree parameters are ints. */
+static int rds_ib_mr_pool_size_set(const char *val,
+				   const struct kernel_param *kp)
+{
+	return rds_param_set_uint_range(val, kp, 1, INT_MAX);
+}
+
+static const struct kernel_param_ops rds_ib_mr_pool_size_ops = {
+	.set	= rds_ib_mr_pool_size_set,
+	.get	= param_get_uint,
+};
+
+/* Read-only: the pools are sized when a device's MR state is made. */
+module_param_cb(rds_ib_mr_8k_pool_size, &rds_ib_mr_pool_size_ops,
+		&rds_ib_mr_8k_pool_size, 0444);
+__MODULE_PARM_TYPE(rds_ib_mr_8k_pool_size, "uint");
+MODULE_PARM_DESC(rds_ib_mr_8k_pool_size,
+		 " Max number of 8K MRs per device (1..2147483647, default 348160; capped by the device)");
+module_param_cb(rds_ib_mr_1m_pool_size, &rds_ib_mr_pool_size_ops,
+		&rds_ib_mr_1m_pool_size, 0444);
+__MODULE_PARM_TYPE(rds_ib_mr_1m_pool_size, "uint");
+MODULE_PARM_DESC(rds_ib_mr_1m_pool_size,
+		 " Max number of 1M MRs per device (1..2147483647, default 4096; capped by the device)");
 
 /* Send queue of the registration QP; one entry stays free for the drain. */
 #define RDS_IB_REGQP_SQ		512

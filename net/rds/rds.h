@@ -1409,6 +1409,36 @@ extern unsigned int rds_sysctl_max_unacked_packets;
 extern unsigned int rds_sysctl_max_unacked_bytes;
 extern unsigned int rds_sysctl_ping_enable;
 
+/**
+ * rds_param_set_uint_range - set a uint module parameter within a range
+ * @val: the text given at load time or written to /sys/module/.../parameters
+ * @kp: the parameter; @kp->arg points to its unsigned int
+ * @min: smallest value accepted
+ * @max: largest value accepted
+ *
+ * For the ->set of a parameter's kernel_param_ops.  A value that is not an
+ * integer or lies outside @min..@max is refused with a message naming the
+ * parameter and its range; the variable is left as it was, and at load time
+ * the module load fails with -EINVAL.
+ *
+ * Return: 0 or %-EINVAL.
+ */
+static inline int rds_param_set_uint_range(const char *val,
+					   const struct kernel_param *kp,
+					   unsigned int min, unsigned int max)
+{
+	unsigned int v;
+
+	if (!val || kstrtouint(val, 0, &v) || v < min || v > max) {
+		pr_err("%s: %s=%.*s refused: must be an integer in %u..%u\n",
+		       KBUILD_MODNAME, kp->name,
+		       val ? (int)strcspn(val, "\n") : 0, val ?: "", min, max);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*(unsigned int *)kp->arg, v);
+	return 0;
+}
+
 /* ------------------------------------------------------------------------
  * Internal to rds.ko (not for transports)
  * ------------------------------------------------------------------------
