@@ -463,8 +463,11 @@ void rds_rdma_send_complete(struct rds_message *rm, int status)
 {
 	struct rm_rdma_op *op = &rm->rdma;
 
-	if (status == RDS_RDMA_SUCCESS)
+	/* As in-tree: WRITEs count as sent bytes, READs as received. */
+	if (status == RDS_RDMA_SUCCESS && op->op_write)
 		rds_stats_add(s_send_rdma_bytes, op->op_bytes);
+	else if (status == RDS_RDMA_SUCCESS)
+		rds_stats_add(s_recv_rdma_bytes, op->op_bytes);
 	rds_op_report(&op->op_notifier, op->op_notify, op->op_recverr, status);
 }
 EXPORT_SYMBOL_GPL(rds_rdma_send_complete);

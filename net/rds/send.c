@@ -433,7 +433,7 @@ restart:
 	}
 	if (ret == -EAGAIN) {
 		/* Batch limit: let others run, continue from the worker. */
-		rds_stats_inc(s_send_delayed_retry);
+		rds_stats_inc(s_send_immediate_retry);
 		queue_delayed_work(rds_wq, &cp->cp_send_w, 0);
 		return ret;
 	}
