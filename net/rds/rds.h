@@ -1421,7 +1421,10 @@ extern unsigned int rds_sysctl_ping_enable;
  * parameter and its range; the variable is left as it was, and at load time
  * the module load fails with -EINVAL.
  *
- * Return: 0 or %-EINVAL.
+ * Context: the caller holds the kernel_param lock (module load or sysfs).
+ * Return:
+ *   0 - the value was stored
+ *   %-EINVAL - not an integer, or outside @min..@max (logged)
  */
 static inline int rds_param_set_uint_range(const char *val,
 					   const struct kernel_param *kp,

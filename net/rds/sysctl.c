@@ -59,9 +59,14 @@ EXPORT_SYMBOL_GPL(rds_sysctl_ping_enable);
  * The value is shown and taken in milliseconds.  A write must be one
  * integer in 1..RDS_RECONNECT_MAX_MS; it is rounded up to whole jiffies and
  * must keep reconnect_min_delay_ms <= reconnect_max_delay_ms.  Anything
- * else is refused with -EINVAL and nothing is stored.
+ * else is refused with -EINVAL and nothing is stored.  Serialised with the
+ * other delay's writes by rds_sysctl_reconnect_lock.
  *
- * Return: 0 or a negative errno.
+ * Context: process context (a read or write of the sysctl file).
+ * Return:
+ *   0 - the value was read, or written and stored
+ *   %-EINVAL - not one integer in range, or min would exceed max
+ *   %-EFAULT, %-ENOMEM - as returned by proc_doulongvec_minmax()
  */
 static int rds_sysctl_reconnect_handler(rds_ctl_table *table, int write,
 					void *buffer, size_t *lenp,
