@@ -34,7 +34,16 @@
 #endif
 
 #define LEN 20000
-enum { OP_WRITE = 1, OP_READ = 2, OP_WRITE_TWICE = 3, OP_QUIT = 9 };
+/*
+ * OP_WRITE_GO_WRITE: WRITE, report, wait for the owner's OP_GO, WRITE
+ * again.  The owner says go once it has seen the first WRITE's message:
+ * only from then on is a use-once key guaranteed dead.  With local
+ * invalidation (an in-tree peer) a second WRITE issued earlier may still
+ * land before the owner's LOCAL_INV executes; remote invalidation has no
+ * such window.
+ */
+enum { OP_WRITE = 1, OP_READ = 2, OP_WRITE_TWICE = 3, OP_WRITE_GO_WRITE = 4,
+       OP_GO = 5, OP_QUIT = 9 };
 enum { REP_DONE = 1, REP_STATUS = 2 };
 
 struct req {
@@ -82,11 +91,27 @@ static ssize_t recv_to(int fd, void *buf, size_t len, struct sockaddr_in *from,
 		*cookie = 0;
 	if (note)
 		note->status = -1;
-	if (poll(&p, 1, ms) != 1)
-		return -1;
-	r = recvmsg(fd, &m, MSG_DONTWAIT);
-	if (r < 0)
-		return -1;
+	/*
+	 * poll() reports POLLIN for a congestion map update alone (in-tree
+	 * semantics: the peer sends its map when the connection comes up),
+	 * so EAGAIN from the receive means "poll again" until @ms runs out.
+	 */
+	for (;;) {
+		struct timespec t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (ms <= 0 || poll(&p, 1, ms) != 1)
+			return -1;
+		r = recvmsg(fd, &m, MSG_DONTWAIT);
+		if (r >= 0)
+			break;
+		if (errno != EAGAIN)
+			return -1;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms -= (t1.tv_sec - t0.tv_sec) * 1000 +
+		      (t1.tv_nsec - t0.tv_nsec) / 1000000 + 1;
+		m.msg_controllen = sizeof(u.b);
+	}
 	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
 		if (c->cmsg_level != SOL_RDS)
 			continue;
@@ -193,7 +218,21 @@ static int serve(const char *addr, int port, int secs)
 				local[i] = q.pattern + i;
 			r.status = do_rdma(fd, &from, cookie, true, local,
 					   q.len);
-			if (q.op == OP_WRITE_TWICE) {
+			if (q.op == OP_WRITE_GO_WRITE) {
+				struct req go;
+
+				send_c(fd, &from, &r, sizeof(r), 0, NULL, 0);
+				do {
+					n = recv_to(fd, &go, sizeof(go), NULL,
+						    NULL, NULL, secs * 1000);
+				} while (n >= 0 && (n != sizeof(go) ||
+						    go.op != OP_GO));
+				if (n < 0)
+					return 0;
+				memset(local, 0xee, q.len);
+				r.status = do_rdma(fd, &from, cookie, true,
+						   local, q.len);
+			} else if (q.op == OP_WRITE_TWICE) {
 				send_c(fd, &from, &r, sizeof(r), 0, NULL, 0);
 				memset(local, 0xee, q.len);
 				r.status = do_rdma(fd, &from, cookie, true,
@@ -276,13 +315,15 @@ int main(int argc, char **argv)
 		.vec = { (uintptr_t)b, LEN }, .cookie_addr = (uintptr_t)&cookie,
 		.flags = RDS_RDMA_USE_ONCE | RDS_RDMA_READWRITE,
 	};
-	q = (struct req){ .op = OP_WRITE_TWICE, .len = LEN, .pattern = 7 };
+	q = (struct req){ .op = OP_WRITE_GO_WRITE, .len = LEN, .pattern = 7 };
 	tap(send_c(fd, &to, &q, sizeof(q), RDS_CMSG_RDMA_MAP, &mr,
 		   sizeof(mr)) == sizeof(q), "map use-once and send the cookie");
 	tap(wait_rep(fd, &r, REP_DONE) == 0 && pattern_ok(b, LEN, 7),
 	    "data in place when the completing message arrives");
 	tap(wait_rep(fd, &r, REP_STATUS) == 0 && r.status == RDS_RDMA_SUCCESS,
 	    "issuer notified RDS_RDMA_SUCCESS");
+	q = (struct req){ .op = OP_GO };
+	send_c(fd, &to, &q, sizeof(q), 0, NULL, 0);
 	tap(wait_rep(fd, &r, REP_STATUS) == 0 &&
 	    r.status == RDS_RDMA_REMOTE_ERROR && pattern_ok(b, LEN, 7),
 	    "second WRITE on the dead key: REMOTE_ERROR, memory untouched");
