@@ -168,11 +168,13 @@ cp "$b/rdsvm" "$b/rds_demo" "$root/usr/bin/"
 cp "$modb/src/net/rds/rds.ko" "$modb/src/net/rds/rds_rdma.ko" "$root/lib/rds/ours/"
 cp "$modb/splat/rds_selftest_warn.ko" "$root/tests/"
 cp "$runlist" "$root/tests/run.list"
-while read -r name _; do
+# Test programs that other tests drive (ib_msg for the .sh recovery tests,
+# rdma_ops for rdma_useonce) go in whether or not they were selected.
+for name in $(cut -d' ' -f1 "$runlist") ib_msg rdma_ops; do
 	for d in "$testb" "$tsrc" "$here/vm"; do
 		[ -x "$d/$name" ] && [ -f "$d/$name" ] && { cp "$d/$name" "$root/tests/"; break; }
 	done
-done <"$runlist"
+done
 # Extra files a test needs at run time live next to it in build/tests.
 [ -d "$testb/data" ] && cp -r "$testb/data" "$root/tests/"
 
