@@ -31,4 +31,14 @@
 #endif
 #endif
 
+/*
+ * Tracepoints: 6.10 made __assign_str() take its source from the
+ * __string() declaration; before, it was the second argument.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define rds_trace_assign_str(dst, src)	__assign_str(dst)
+#else
+#define rds_trace_assign_str(dst, src)	__assign_str(dst, src)
+#endif
+
 #endif /* _RDS_COMPAT_H */

@@ -32,11 +32,22 @@
  * shuts the paths down, drops every queued message (telling its socket),
  * frees the transport's state and frees the connection after a grace
  * period.
+ *
+ * Drop reasons: rds_conn_path_drop_reason() records why a path went down
+ * (enum rds_drop_reason, a number and a text from the transport), but only
+ * from the call that moved the path to ERROR, so the first cause of a
+ * teardown wins over its consequences (flushed completions, the peer's
+ * disconnect).  The path also counts its drops and its reconnects (UP
+ * again after a drop), and stats.c counts both by reason.  All of it is
+ * written by the transition's winner only and read locklessly by debugfs
+ * (rds/connections, rds_conn_debugfs_show()).  Every state change fires
+ * the rds_conn_state tracepoint, every drop request rds_conn_drop.
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
 #include <linux/jhash.h>
 #include <linux/random.h>
+#include <linux/seq_file.h>
 #include <linux/in.h>
 #include <linux/inetdevice.h>
 #include <net/addrconf.h>
@@ -44,6 +55,7 @@
 #include <net/route.h>
 
 #include "rds.h"
+#include <trace/events/rds.h>
 
 #define RDS_CONN_HASH_BITS	10
 #define RDS_CONN_HASH_SIZE	(1 << RDS_CONN_HASH_BITS)
@@ -223,6 +235,17 @@ struct rds_connection *rds_conn_create_outgoing(struct net *net,
 }
 EXPORT_SYMBOL_GPL(rds_conn_create_outgoing);
 
+/* The path came UP: a reconnect if it was ever dropped before. */
+static void rds_conn_path_count_reconnect(struct rds_conn_path *cp)
+{
+	int reason = READ_ONCE(cp->cp_drop_reason);
+
+	if (reason == RDS_DROP_NONE)
+		return;
+	WRITE_ONCE(cp->cp_reconnects, cp->cp_reconnects + 1);
+	rds_stats_conn_reconnect(reason);
+}
+
 void rds_connect_path_complete(struct rds_conn_path *cp, int curr)
 {
 	struct rds_connection *conn = cp->cp_conn;
@@ -232,6 +255,7 @@ void rds_connect_path_complete(struct rds_conn_path *cp, int curr)
 		return;
 	}
 	WRITE_ONCE(cp->cp_reconnect_jiffies, 0);
+	rds_conn_path_count_reconnect(cp);
 	clear_bit(RDS_LL_SEND_FULL, &cp->cp_flags);
 	/* Tell a new peer which of our ports are congested. */
 	if (!conn->c_loopback && rds_cong_map_nonempty(conn->c_lcong))
@@ -249,8 +273,10 @@ void rds_connect_complete(struct rds_connection *conn)
 }
 EXPORT_SYMBOL_GPL(rds_connect_complete);
 
-void rds_conn_path_drop(struct rds_conn_path *cp, bool destroy)
+static void __rds_conn_path_drop(struct rds_conn_path *cp, bool destroy,
+				 int reason, int detail, const char *why)
 {
+	bool dropped = false;
 	int state;
 
 	if (destroy)
@@ -260,16 +286,46 @@ void rds_conn_path_drop(struct rds_conn_path *cp, bool destroy)
 		/* Already shutting down, or nothing to shut down. */
 		if (state == RDS_CONN_DISCONNECTING ||
 		    state == RDS_CONN_ERROR)
-			return;
-		if (state == RDS_CONN_DOWN && !destroy)
-			return;
-		if (rds_conn_path_transition(cp, state, RDS_CONN_ERROR))
 			break;
+		if (state == RDS_CONN_DOWN && !destroy)
+			break;
+		if (rds_conn_path_transition(cp, state, RDS_CONN_ERROR)) {
+			dropped = true;
+			break;
+		}
 	}
+	trace_rds_conn_drop(cp, reason, detail, why, dropped);
+	if (!dropped)
+		return;
+	/* Only the transition's winner writes; debugfs reads locklessly. */
+	WRITE_ONCE(cp->cp_drop_reason, reason);
+	WRITE_ONCE(cp->cp_drop_detail, detail);
+	WRITE_ONCE(cp->cp_drop_why, why);
+	WRITE_ONCE(cp->cp_drop_jiffies, jiffies);
+	WRITE_ONCE(cp->cp_drops, cp->cp_drops + 1);
+	rds_stats_conn_drop(reason);
 	rds_stats_inc(s_conn_reset);
 	queue_work(rds_wq, &cp->cp_down_w);
 }
+
+void rds_conn_path_drop(struct rds_conn_path *cp, bool destroy)
+{
+	if (destroy)
+		__rds_conn_path_drop(cp, true, RDS_DROP_LOCAL_SHUTDOWN, 0,
+				     "connection destroyed");
+	else
+		__rds_conn_path_drop(cp, false, RDS_DROP_OTHER, 0, NULL);
+}
 EXPORT_SYMBOL_GPL(rds_conn_path_drop);
+
+void rds_conn_path_drop_reason(struct rds_conn_path *cp, int reason,
+			       int detail, const char *why)
+{
+	if (reason <= RDS_DROP_NONE || reason >= RDS_DROP_NR)
+		reason = RDS_DROP_OTHER;
+	__rds_conn_path_drop(cp, false, reason, detail, why);
+}
+EXPORT_SYMBOL_GPL(rds_conn_path_drop_reason);
 
 void rds_conn_drop(struct rds_connection *conn)
 {
@@ -289,7 +345,7 @@ void rds_conn_path_error(struct rds_conn_path *cp, const char *fmt, ...)
 			    &cp->cp_conn->c_laddr, &cp->cp_conn->c_faddr,
 			    cp->cp_conn->c_tos, &vaf);
 	va_end(args);
-	rds_conn_path_drop(cp, false);
+	rds_conn_path_drop_reason(cp, RDS_DROP_XMIT_ERROR, 0, "xmit failed");
 }
 EXPORT_SYMBOL_GPL(rds_conn_path_error);
 
@@ -351,7 +407,8 @@ void rds_connect_worker(struct work_struct *work)
 		if (!READ_ONCE(cp->cp_reconnect_jiffies))
 			WRITE_ONCE(cp->cp_reconnect_jiffies,
 				   max(READ_ONCE(rds_sysctl_reconnect_min_jiffies), 1UL));
-		rds_conn_path_drop(cp, false);
+		rds_conn_path_drop_reason(cp, RDS_DROP_CONNECT_FAILED, ret,
+					  "connect failed");
 	}
 }
 
@@ -396,6 +453,8 @@ static void rds_conn_path_shutdown(struct rds_conn_path *cp)
 	 * the transport was torn down anyway, so DOWN is right.
 	 */
 	atomic_set(&cp->cp_state, RDS_CONN_DOWN);
+	if (tracepoint_enabled(rds_conn_state))
+		rds_trace_conn_state(cp, RDS_CONN_DISCONNECTING, RDS_CONN_DOWN);
 	mutex_unlock(&cp->cp_cm_lock);
 	wake_up_all(&cp->cp_waitq);
 
@@ -506,6 +565,71 @@ static void __net_exit rds_conn_net_exit(struct net *net)
 static struct pernet_operations rds_conn_net_ops = {
 	.exit = rds_conn_net_exit,
 };
+
+static const char *const rds_conn_state_names[] = {
+	[RDS_CONN_DOWN]		 = "DOWN",
+	[RDS_CONN_CONNECTING]	 = "CONNECTING",
+	[RDS_CONN_DISCONNECTING] = "DISCONNECTING",
+	[RDS_CONN_UP]		 = "UP",
+	[RDS_CONN_RESETTING]	 = "RESETTING",
+	[RDS_CONN_ERROR]	 = "ERROR",
+};
+
+static void rds_conn_show_addr(struct seq_file *m, const struct in6_addr *a)
+{
+	if (ipv6_addr_v4mapped(a))
+		seq_printf(m, "%pI4", &a->s6_addr32[3]);
+	else
+		seq_printf(m, "%pI6c", a);
+}
+
+static void rds_conn_path_show(struct seq_file *m, struct rds_conn_path *cp)
+{
+	struct rds_connection *conn = cp->cp_conn;
+	int state = rds_conn_path_state(cp);
+	int reason = READ_ONCE(cp->cp_drop_reason);
+	const char *why = READ_ONCE(cp->cp_drop_why);
+
+	rds_conn_show_addr(m, &conn->c_laddr);
+	seq_puts(m, " ");
+	rds_conn_show_addr(m, &conn->c_faddr);
+	seq_printf(m,
+		   " tos=%u trans=%s state=%s drops=%lu reconnects=%lu last_drop=%s",
+		   conn->c_tos, conn->c_trans->t_name,
+		   state >= 0 && state < ARRAY_SIZE(rds_conn_state_names) ?
+		   rds_conn_state_names[state] : "?",
+		   READ_ONCE(cp->cp_drops), READ_ONCE(cp->cp_reconnects),
+		   rds_drop_reason_name(reason));
+	if (reason != RDS_DROP_NONE)
+		seq_printf(m, " detail=%d age=%lus why=\"%s\"",
+			   READ_ONCE(cp->cp_drop_detail),
+			   (jiffies - READ_ONCE(cp->cp_drop_jiffies)) / HZ,
+			   why ?: "");
+	seq_putc(m, '\n');
+}
+
+/**
+ * rds_conn_debugfs_show - list every path (debugfs "connections")
+ * @m: the seq_file
+ *
+ * One line per path, in table order.  Lockless (RCU): the counters are
+ * read without a snapshot.  A connection being destroyed is already off
+ * the table, and a transport's strings outlive its connections.
+ */
+void rds_conn_debugfs_show(struct seq_file *m)
+{
+	struct rds_connection *conn;
+	unsigned int i, p;
+
+	rcu_read_lock();
+	for (i = 0; i < RDS_CONN_HASH_SIZE; i++) {
+		hlist_for_each_entry_rcu(conn, &rds_conn_hash[i], c_hash_node)
+			for (p = 0; p < min_t(unsigned int, conn->c_npaths,
+					       RDS_MAX_PATHS); p++)
+				rds_conn_path_show(m, &conn->c_path[p]);
+	}
+	rcu_read_unlock();
+}
 
 int rds_conn_init(void)
 {

@@ -478,7 +478,16 @@ int rds_ib_listen_init(void);
 void rds_ib_listen_stop(void);
 int rds_ib_conn_path_connect(struct rds_conn_path *cp);
 void rds_ib_conn_path_shutdown(struct rds_conn_path *cp);
-void rds_ib_ep_error(struct rds_ib_ep *ep, const char *why);
+void rds_ib_ep_fail(struct rds_ib_ep *ep, int reason, int detail,
+		    const char *why);
+/* A failure with no more specific enum rds_drop_reason. */
+#define rds_ib_ep_error(ep, why) rds_ib_ep_fail(ep, RDS_DROP_TRANSPORT, 0, why)
+#define rds_ib_ep_proto_error(ep, why) \
+	rds_ib_ep_fail(ep, RDS_DROP_PROTOCOL, 0, why)
+/* A failed completion: the wc status is the detail and the text. */
+#define rds_ib_ep_wc_error(ep, wc) \
+	rds_ib_ep_fail(ep, RDS_DROP_WC_ERROR, (wc)->status, \
+		       ib_wc_status_msg((wc)->status))
 void rds_ib_device_drop_eps(struct rds_ib_device *rid);
 
 /* ib_send.c */

@@ -210,7 +210,7 @@ static void rds_ib_atomic_done(struct ib_cq *cq, struct ib_wc *wc)
 			pr_info_ratelimited("RDS/IB: atomic to %pI6c failed: %s\n",
 					    &ep->e_ic->ic_conn->c_faddr,
 					    ib_wc_status_msg(wc->status));
-		rds_ib_ep_error(ep, "atomic completion error");
+		rds_ib_ep_wc_error(ep, wc);
 		rds_ib_atomic_finish(ac, rds_ib_rdma_status(wc->status));
 		return;
 	}

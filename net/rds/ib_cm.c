@@ -42,8 +42,10 @@
  * or RDS_IB_REJ_RACED to our own kind only.
  *
  * Recovery: there is one policy.  Any CM error, QP fatal event, failed
- * post or non-successful completion calls rds_ib_ep_error(), which drops
- * the path once.  rds.ko's shutdown worker then calls
+ * post or non-successful completion calls rds_ib_ep_fail() (or its
+ * shorthands rds_ib_ep_error() and friends), which drops the path once and
+ * tells rds.ko why: an enum rds_drop_reason, the wc status, CM/QP event
+ * or errno, and a text (debugfs rds/connections, tracepoint rds_conn_drop).  rds.ko's shutdown worker then calls
  * rds_ib_conn_path_shutdown(): the endpoint is detached, disconnected,
  * drained (receive queue, then send queue, so that nothing a receive
  * completion posts is lost), every message and page it held is released and
@@ -79,14 +81,17 @@ static int rds_ib_cm_handler6(struct rdma_cm_id *id,
 			      struct rdma_cm_event *event);
 
 /**
- * rds_ib_ep_error - the endpoint failed: drop its path, once
+ * rds_ib_ep_fail - the endpoint failed: drop its path, once
  * @ep: endpoint
- * @why: reason for the log
+ * @reason: enum rds_drop_reason (rds_ib_ep_error(): RDS_DROP_TRANSPORT)
+ * @detail: the wc status, CM or QP event, or errno that goes with it
+ * @why: reason for the log, debugfs and the trace: a string constant
  *
  * The one recovery entry point.  Any context.  A dead (detached) endpoint
  * only records the error.
  */
-void rds_ib_ep_error(struct rds_ib_ep *ep, const char *why)
+void rds_ib_ep_fail(struct rds_ib_ep *ep, int reason, int detail,
+		    const char *why)
 {
 	struct rds_ib_connection *ic = ep->e_ic;
 
@@ -97,7 +102,7 @@ void rds_ib_ep_error(struct rds_ib_ep *ep, const char *why)
 	pr_debug("RDS/IB: <%pI6c,%pI6c,%u> dropped: %s\n",
 		 &ic->ic_conn->c_laddr, &ic->ic_conn->c_faddr,
 		 ic->ic_conn->c_tos, why);
-	rds_conn_path_drop(ic->ic_cp, false);
+	rds_conn_path_drop_reason(ic->ic_cp, reason, detail, why);
 }
 
 static void rds_ib_qp_event(struct ib_event *event, void *context)
@@ -112,7 +117,8 @@ static void rds_ib_qp_event(struct ib_event *event, void *context)
 	case IB_EVENT_QP_LAST_WQE_REACHED:
 		break;
 	default:
-		rds_ib_ep_error(ep, ib_event_msg(event->event));
+		rds_ib_ep_fail(ep, RDS_DROP_QP_EVENT, event->event,
+			       ib_event_msg(event->event));
 		break;
 	}
 }
@@ -344,7 +350,8 @@ static void rds_ib_race_worker(struct work_struct *work)
 	struct rds_ib_ep *ep = container_of(to_delayed_work(work),
 					    struct rds_ib_ep, e_race_work);
 
-	rds_ib_ep_error(ep, "winner of connect race never connected");
+	rds_ib_ep_fail(ep, RDS_DROP_TIMEOUT, 0,
+		       "winner of connect race never connected");
 }
 
 /* ------------------------------------------------------------------------
@@ -604,7 +611,7 @@ static void rds_ib_established(struct rds_ib_ep *ep,
 
 		if (!dp || event->param.conn.private_data_len <
 			   rds_ib_priv_len(ep->e_isv6)) {
-			rds_ib_ep_error(ep, "short private data in REP");
+			rds_ib_ep_proto_error(ep, "short private data in REP");
 			return;
 		}
 		cmn = ep->e_isv6 ? &dp->ricp_v6.dp_cmn : &dp->ricp_v4.dp_cmn;
@@ -615,7 +622,8 @@ static void rds_ib_established(struct rds_ib_ep *ep,
 					      &conn->c_laddr, &conn->c_faddr,
 					      RDS_PROTOCOL_MAJOR(version),
 					      RDS_PROTOCOL_MINOR(version));
-			rds_ib_ep_error(ep, "bad version in REP");
+			rds_ib_ep_fail(ep, RDS_DROP_PROTOCOL, version,
+				       "bad version in REP");
 			return;
 		}
 		ep->e_version = version;
@@ -653,7 +661,7 @@ static void rds_ib_rejected(struct rds_ib_ep *ep, struct rdma_cm_id *id,
 				   RDS_IB_RACE_WAIT);
 		return;
 	}
-	rds_ib_ep_error(ep, "connection rejected");
+	rds_ib_ep_fail(ep, RDS_DROP_REJECTED, reason, "connection rejected");
 }
 
 /* ------------------------------------------------------------------------
@@ -862,7 +870,8 @@ static int rds_ib_handle_connect(struct rdma_cm_id *id,
 	case RDS_CONN_UP:
 		/* The peer lost its side: drop ours, it will retry. */
 		rds_ib_stats_inc(s_ib_listen_closed_stale);
-		rds_conn_path_drop(cp, false);
+		rds_conn_path_drop_reason(cp, RDS_DROP_PEER_RESTART, 0,
+					  "connection request while up");
 		ret = rds_ib_reject(id, RDS_IB_REJ_INCOMPAT);
 		break;
 	default:
@@ -878,6 +887,21 @@ out:
  * Event dispatch
  * ------------------------------------------------------------------------
  */
+
+/* How a CM event that ends the endpoint is recorded. */
+static int rds_ib_cm_drop_reason(enum rdma_cm_event_type event)
+{
+	switch (event) {
+	case RDMA_CM_EVENT_DISCONNECTED:
+		return RDS_DROP_PEER_DISCONNECT;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		return RDS_DROP_DEVICE_REMOVAL;
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		return RDS_DROP_ADDR_CHANGE;
+	default:
+		return RDS_DROP_CM_EVENT;
+	}
+}
 
 static int rds_ib_cm_handler(struct rdma_cm_id *id,
 			     struct rdma_cm_event *event, bool isv6)
@@ -931,7 +955,8 @@ static int rds_ib_cm_handler(struct rdma_cm_id *id,
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-		rds_ib_ep_error(ep, rdma_event_msg(event->event));
+		rds_ib_ep_fail(ep, rds_ib_cm_drop_reason(event->event),
+			       event->event, rdma_event_msg(event->event));
 		break;
 	default:
 		break;
@@ -989,7 +1014,8 @@ void rds_ib_device_drop_eps(struct rds_ib_device *rid)
 
 	spin_lock(&rid->rid_lock);
 	list_for_each_entry(ep, &rid->rid_eps, e_rid_item)
-		rds_ib_ep_error(ep, "device removed");
+		rds_ib_ep_fail(ep, RDS_DROP_DEVICE_REMOVAL, 0,
+			       "device removed");
 	spin_unlock(&rid->rid_lock);
 	wait_event(rid->rid_wait, ({
 		bool empty;

@@ -49,6 +49,7 @@
 #include <linux/slab.h>
 
 #include "ib.h"
+#include <trace/events/rds.h>
 
 #define RDS_IB_INV_MAX_BATCH	64
 
@@ -199,6 +200,7 @@ int rds_ib_inv_recv_remote(struct rds_ib_ep *ep, u32 rkey)
 	}
 	xa_unlock_irqrestore(&md->md_keys, flags);
 	if (kill) {
+		trace_rds_mr_invalidate(rkey, true, 0);
 		rds_ib_stats_inc(s_ib_rdma_remote_inv);
 		rds_ib_mr_key_dead(mr);
 	}
@@ -402,6 +404,7 @@ static void rds_ib_inv_batch_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	list_for_each_entry_safe(mr, tmp, &b->b_mrs, m_item) {
 		list_del_init(&mr->m_item);
+		trace_rds_mr_invalidate(mr->m_rkey, false, wc->status);
 		if (wc->status == IB_WC_SUCCESS)
 			rds_ib_mr_key_dead(mr);
 		else

@@ -136,7 +136,7 @@ static void rds_ib_rdma_fail(struct rds_ib_rdma_ctx *ctx, struct ib_wc *wc,
 		rds_rdma_send_complete(ctx->rc_rm,
 				       rds_ib_rdma_status(wc->status));
 	}
-	rds_ib_ep_error(ep, "RDMA completion error");
+	rds_ib_ep_wc_error(ep, wc);
 }
 
 static void rds_ib_rdma_mid_done(struct ib_cq *cq, struct ib_wc *wc)

@@ -381,7 +381,7 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 					    ib_wc_status_msg(wc->status));
 		if (page)
 			rds_ib_frag_put(page);
-		rds_ib_ep_error(ep, "receive completion error");
+		rds_ib_ep_wc_error(ep, wc);
 		return;
 	}
 	if (unlikely(!page))
@@ -396,14 +396,14 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 	if ((wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
 	    rds_ib_inv_recv_remote(ep, wc->ex.invalidate_rkey)) {
 		rds_ib_frag_put(page);
-		rds_ib_ep_error(ep, "bogus remote invalidation");
+		rds_ib_ep_proto_error(ep, "bogus remote invalidation");
 		return;
 	}
 
 	byte_len = wc->byte_len;
 	if (byte_len < sizeof(hdr)) {
 		rds_ib_frag_put(page);
-		rds_ib_ep_error(ep, "received a fragment without header");
+		rds_ib_ep_proto_error(ep, "received a fragment without header");
 		return;
 	}
 
@@ -417,7 +417,7 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 	if (!rds_header_csum_ok(&hdr)) {
 		rds_stats_inc(s_recv_drop_bad_checksum);
 		rds_ib_frag_put(page);
-		rds_ib_ep_error(ep, "header checksum mismatch");
+		rds_ib_ep_proto_error(ep, "header checksum mismatch");
 		return;
 	}
 
@@ -435,7 +435,7 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 		rds_ib_frag_put(page);
 	} else if (!rds_ib_process_frag(ep, &hdr, page, byte_len)) {
 		rds_ib_frag_put(page);
-		rds_ib_ep_error(ep, "malformed fragment");
+		rds_ib_ep_proto_error(ep, "malformed fragment");
 		return;
 	}
 

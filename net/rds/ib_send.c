@@ -260,7 +260,8 @@ void rds_ib_attempt_ack(struct rds_ib_ep *ep)
 	if (unlikely(ret)) {
 		clear_bit(RDS_IB_EP_ACK_IN_FLIGHT, &ep->e_flags);
 		rds_ib_stats_inc(s_ib_ack_send_failure);
-		rds_ib_ep_error(ep, "posting an ACK failed");
+		rds_ib_ep_fail(ep, RDS_DROP_POST_ERROR, ret,
+			       "posting an ACK failed");
 		return;
 	}
 	rds_ib_stats_inc(s_ib_ack_sent);
@@ -277,7 +278,7 @@ static void rds_ib_ack_done(struct ib_cq *cq, struct ib_wc *wc)
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_info_ratelimited("RDS/IB: ACK send failed: %s\n",
 					    ib_wc_status_msg(wc->status));
-		rds_ib_ep_error(ep, "ACK completion error");
+		rds_ib_ep_wc_error(ep, wc);
 		return;
 	}
 	rds_ib_attempt_ack(ep);
@@ -343,7 +344,7 @@ static void rds_ib_send_done(struct ib_cq *cq, struct ib_wc *wc)
 			pr_info_ratelimited("RDS/IB: send to %pI6c failed: %s\n",
 					    &ep->e_ic->ic_conn->c_faddr,
 					    ib_wc_status_msg(wc->status));
-		rds_ib_ep_error(ep, "send completion error");
+		rds_ib_ep_wc_error(ep, wc);
 		return;
 	}
 	rds_ib_tx_kick(ep, cp);
@@ -675,7 +676,8 @@ post:
 	if (unlikely(ret)) {
 		pr_info_ratelimited("RDS/IB: ib_post_send to %pI6c: %d\n",
 				    &cp->cp_conn->c_faddr, ret);
-		rds_ib_ep_error(ep, "ib_post_send failed");
+		rds_ib_ep_fail(ep, RDS_DROP_POST_ERROR, ret,
+			       "ib_post_send failed");
 		return -EIO;
 	}
 	if (test_bit(RDS_IB_EP_ERROR, &ep->e_flags))

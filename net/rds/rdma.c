@@ -71,6 +71,7 @@
 #include <net/ipv6.h>
 
 #include "rds.h"
+#include <trace/events/rds.h>
 
 /* Pages one user range of @bytes at @addr spans; 0 if empty or wrapping. */
 static u64 rds_range_pages(u64 addr, u64 bytes)
@@ -181,6 +182,7 @@ static struct rds_mr *rds_mr_take(struct rds_sock *rs, u32 key)
 /* The MR left its socket: tell the transport (once), drop the tree ref. */
 static void rds_mr_release(struct rds_mr *mr, bool invalidate)
 {
+	trace_rds_mr_release(mr, invalidate || mr->r_invalidate, false);
 	if (!test_and_set_bit(RDS_MR_TRANS_FREED, &mr->r_state))
 		mr->r_trans->free_mr(mr, invalidate || mr->r_invalidate);
 	rds_mr_put(mr);
@@ -270,6 +272,7 @@ static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
 	}
 
 	ret = trans->get_mr(rs, mr, conn);
+	trace_rds_mr_register(mr, ret);
 	if (ret)
 		goto out_free;
 	rds_mr_get(mr);			/* the transport's */
@@ -463,6 +466,7 @@ void rds_rdma_send_complete(struct rds_message *rm, int status)
 {
 	struct rm_rdma_op *op = &rm->rdma;
 
+	trace_rds_rdma_complete(rm, false, status);
 	/* As in-tree: WRITEs count as sent bytes, READs as received. */
 	if (status == RDS_RDMA_SUCCESS && op->op_write)
 		rds_stats_add(s_send_rdma_bytes, op->op_bytes);
@@ -476,6 +480,7 @@ void rds_atomic_send_complete(struct rds_message *rm, int status)
 {
 	struct rm_atomic_op *op = &rm->atomic;
 
+	trace_rds_rdma_complete(rm, true, status);
 	rds_op_report(&op->op_notifier, op->op_notify, op->op_recverr, status);
 }
 EXPORT_SYMBOL_GPL(rds_atomic_send_complete);
@@ -1013,6 +1018,7 @@ int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
 		if (!trans->xmit_atomic)
 			return -EOPNOTSUPP;
 		ret = trans->xmit_atomic(cp, &rm->atomic);
+		trace_rds_rdma_post(cp, rm, true, ret);
 		if (ret)
 			return ret;
 		cp->cp_xmit_atomic_sent = 1;
@@ -1021,6 +1027,7 @@ int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
 		if (!trans->xmit_rdma)
 			return -EOPNOTSUPP;
 		ret = trans->xmit_rdma(cp, &rm->rdma);
+		trace_rds_rdma_post(cp, rm, false, ret);
 		if (ret)
 			return ret;
 		cp->cp_xmit_rdma_sent = 1;
@@ -1120,6 +1127,7 @@ void rds_rdma_unuse_inc(struct rds_sock *rs, struct rds_incoming *inc,
 		sock_hold(rds_rs_to_sk(rs));
 		inc->i_hold_rs = rs;
 	}
+	trace_rds_mr_release(mr, false, true);
 	mr->r_trans->unuse_mr(mr, inc);
 	rds_inc_unhold(inc);
 	rds_mr_put(mr);

@@ -79,6 +79,7 @@
 #include <linux/wait.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
+#include <linux/tracepoint-defs.h>
 #include <linux/rds.h>
 #include <net/sock.h>
 #include <net/net_namespace.h>
@@ -168,6 +169,7 @@ struct rds_message;
 struct rds_incoming;
 struct rds_transport;
 struct rds_cong_map;
+struct seq_file;
 
 /* Path states. */
 enum rds_conn_state {
@@ -188,6 +190,32 @@ enum rds_conn_state {
 #define RDS_CONG_UPDATE_QUEUED	5	/* our congestion map must be sent */
 #define RDS_SHUTDOWN_QUEUED	6	/* shutdown work queued */
 #define RDS_XMIT_RETRY		7	/* rds_send_xmit() found IN_XMIT busy */
+
+/*
+ * Why a path was dropped (cp_drop_reason), for debugfs, the drop and
+ * reconnect counters and the rds_conn_drop tracepoint; names in stats.c.
+ * The detail that goes with a reason is in parentheses.
+ */
+enum rds_drop_reason {
+	RDS_DROP_NONE = 0,		/* never dropped */
+	RDS_DROP_OTHER,			/* rds_conn_path_drop(): none given */
+	RDS_DROP_LOCAL_SHUTDOWN,	/* destroyed: unload, netns exit */
+	RDS_DROP_CONNECT_FAILED,	/* ->conn_path_connect() (errno) */
+	RDS_DROP_XMIT_ERROR,		/* ->xmit() failed (errno) */
+	RDS_DROP_TRANSPORT,		/* other transport error (errno) */
+	RDS_DROP_PEER_DISCONNECT,	/* the peer closed the connection */
+	RDS_DROP_PEER_RESTART,		/* peer's new REQ on an UP path */
+	RDS_DROP_REJECTED,		/* connection request rejected */
+	RDS_DROP_CM_EVENT,		/* rdma_cm error event (event) */
+	RDS_DROP_ADDR_CHANGE,		/* local address moved (event) */
+	RDS_DROP_DEVICE_REMOVAL,	/* the device went away */
+	RDS_DROP_QP_EVENT,		/* fatal async QP event (event) */
+	RDS_DROP_WC_ERROR,		/* failed completion (wc status) */
+	RDS_DROP_POST_ERROR,		/* posting a WR failed (errno) */
+	RDS_DROP_PROTOCOL,		/* the peer broke the protocol */
+	RDS_DROP_TIMEOUT,		/* waited too long (connect race) */
+	RDS_DROP_NR
+};
 
 /**
  * struct rds_conn_path - one path of a connection: state, queues, sequences
@@ -221,6 +249,15 @@ enum rds_conn_state {
  *	->conn_path_shutdown(); a transport may take it in its CM handler to
  *	serialise against both (process context only)
  * @cp_waitq: woken when IN_XMIT is released (shutdown waits on it)
+ * @cp_drop_reason: enum rds_drop_reason of the last drop (RDS_DROP_NONE
+ *	until the first); set with cp_drop_detail, cp_drop_why and
+ *	cp_drop_jiffies by the drop that moved the path to ERROR
+ * @cp_drop_detail: reason-specific number (wc status, CM event, errno)
+ * @cp_drop_why: the transport's text for it (a string constant of the
+ *	transport module or the core, or NULL)
+ * @cp_drop_jiffies: when
+ * @cp_drops: drops that moved the path to ERROR
+ * @cp_reconnects: times the path came UP again after a drop
  */
 struct rds_conn_path {
 	struct rds_connection	*cp_conn;
@@ -253,6 +290,13 @@ struct rds_conn_path {
 	struct work_struct	cp_down_w;
 	struct mutex		cp_cm_lock;
 	wait_queue_head_t	cp_waitq;
+
+	int			cp_drop_reason;
+	int			cp_drop_detail;
+	const char		*cp_drop_why;
+	unsigned long		cp_drop_jiffies;
+	unsigned long		cp_drops;
+	unsigned long		cp_reconnects;
 };
 
 /**
@@ -984,10 +1028,18 @@ struct rds_connection *rds_conn_create_outgoing(struct net *net,
  *
  * Any context, lockless (cmpxchg).  Return: true if the state changed.
  */
+DECLARE_TRACEPOINT(rds_conn_state);
+void rds_trace_conn_state(struct rds_conn_path *cp, int old, int new);
+
 static inline bool rds_conn_path_transition(struct rds_conn_path *cp,
 					    int old, int new)
 {
-	return atomic_cmpxchg(&cp->cp_state, old, new) == old;
+	if (atomic_cmpxchg(&cp->cp_state, old, new) != old)
+		return false;
+	/* A static key: nothing but a NOP unless the event is enabled. */
+	if (tracepoint_enabled(rds_conn_state))
+		rds_trace_conn_state(cp, old, new);
+	return true;
 }
 
 /**
@@ -1025,6 +1077,23 @@ void rds_conn_path_drop(struct rds_conn_path *cp, bool destroy);
  * @conn: connection
  */
 void rds_conn_drop(struct rds_connection *conn);
+
+/**
+ * rds_conn_path_drop_reason - rds_conn_path_drop() saying why
+ * @cp: path
+ * @reason: enum rds_drop_reason
+ * @detail: reason-specific number (wc status, CM event, errno), or 0
+ * @why: text for debugfs and the tracepoint; a string constant (literal,
+ *	ib_wc_status_msg(), rdma_event_msg()) that lives as long as the
+ *	transport's module, or NULL
+ *
+ * The reason is recorded (and counted) only when this call moves the
+ * path to ERROR; a path already going down keeps its first reason.  The
+ * rds_conn_drop tracepoint fires either way.  Context as for
+ * rds_conn_path_drop().
+ */
+void rds_conn_path_drop_reason(struct rds_conn_path *cp, int reason,
+			       int detail, const char *why);
 
 /**
  * rds_conn_path_connect_if_down - queue a connect if the path is down
@@ -1399,6 +1468,12 @@ void rds_stats_sum(struct rds_statistics *out);
 extern const char *const rds_stat_names[];
 #define RDS_STAT_COUNT	(sizeof(struct rds_statistics) / sizeof(u64))
 
+/* Drops and reconnects by enum rds_drop_reason (stats.c, debugfs). */
+const char *rds_drop_reason_name(int reason);
+void rds_stats_conn_drop(int reason);
+void rds_stats_conn_reconnect(int reason);
+void rds_stats_drop_show(struct seq_file *m);
+
 /* ------------------------------------------------------------------------
  * sysctl.c: core tunables (net.rds.*), readable by transports
  * ------------------------------------------------------------------------
@@ -1585,5 +1660,8 @@ int rds_sysctl_init(void);
 void rds_sysctl_exit(void);
 int rds_stats_init(void);
 void rds_stats_exit(void);
+void rds_conn_debugfs_show(struct seq_file *m);
+int rds_debugfs_init(void);
+void rds_debugfs_exit(void);
 
 #endif /* _RDS_RDS_H */

@@ -41,6 +41,7 @@
 #include <net/ipv6.h>
 
 #include "rds.h"
+#include <trace/events/rds.h>
 
 void rds_inc_init(struct rds_incoming *inc, struct rds_conn_path *cp,
 		  const struct in6_addr *saddr)
@@ -196,6 +197,7 @@ void rds_recv_incoming(struct rds_conn_path *cp, const struct in6_addr *saddr,
 	u64 seq;
 
 	inc->i_rx_lat_trace[RDS_MSG_RX_START] = local_clock();
+	trace_rds_recv(cp, &inc->i_hdr);
 
 	if (inc->i_hdr.h_flags == RDS_FLAG_CONG_BITMAP) {
 		rds_cong_recv(cp, inc);

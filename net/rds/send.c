@@ -45,6 +45,7 @@
 #include <net/sock.h>
 
 #include "rds.h"
+#include <trace/events/rds.h>
 
 #define RDS_SEND_BATCH_MAX	(1U << 20)
 
@@ -394,6 +395,7 @@ restart:
 			cp->cp_xmit_data_off = 0;
 			cp->cp_xmit_rdma_sent = 0;
 			cp->cp_xmit_atomic_sent = 0;
+			trace_rds_send(cp, &rm->m_inc.i_hdr);
 		}
 
 		ret = rds_rdma_xmit_ops(cp, rm);

@@ -11,9 +11,16 @@
  * fine for statistics.  The names are the in-tree ones, in struct order,
  * so that RDS_INFO_COUNTERS (a later issue) and rds-info show the same
  * rows as with the in-tree module.
+ *
+ * Connection drops and reconnects are also counted by enum
+ * rds_drop_reason, in two arrays of atomics outside struct rds_statistics
+ * (they are rare, and RDS_INFO_COUNTERS keeps the in-tree rows only); a
+ * reconnect is counted under the reason of the drop it recovers from.
+ * debugfs shows them (rds/drop_reasons).
  */
 #include <linux/kernel.h>
 #include <linux/percpu.h>
+#include <linux/seq_file.h>
 #include <linux/string.h>
 
 #include "rds.h"
@@ -77,11 +84,78 @@ void rds_stats_sum(struct rds_statistics *out)
 }
 EXPORT_SYMBOL_GPL(rds_stats_sum);
 
+static const char *const rds_drop_reason_names[RDS_DROP_NR] = {
+	[RDS_DROP_NONE]			= "none",
+	[RDS_DROP_OTHER]		= "other",
+	[RDS_DROP_LOCAL_SHUTDOWN]	= "local_shutdown",
+	[RDS_DROP_CONNECT_FAILED]	= "connect_failed",
+	[RDS_DROP_XMIT_ERROR]		= "xmit_error",
+	[RDS_DROP_TRANSPORT]		= "transport_error",
+	[RDS_DROP_PEER_DISCONNECT]	= "peer_disconnect",
+	[RDS_DROP_PEER_RESTART]		= "peer_restart",
+	[RDS_DROP_REJECTED]		= "rejected",
+	[RDS_DROP_CM_EVENT]		= "cm_event",
+	[RDS_DROP_ADDR_CHANGE]		= "addr_change",
+	[RDS_DROP_DEVICE_REMOVAL]	= "device_removal",
+	[RDS_DROP_QP_EVENT]		= "qp_event",
+	[RDS_DROP_WC_ERROR]		= "wc_error",
+	[RDS_DROP_POST_ERROR]		= "post_error",
+	[RDS_DROP_PROTOCOL]		= "protocol_error",
+	[RDS_DROP_TIMEOUT]		= "timeout",
+};
+
+static atomic_long_t rds_drop_count[RDS_DROP_NR];
+static atomic_long_t rds_reconnect_count[RDS_DROP_NR];
+
+/**
+ * rds_drop_reason_name - the name of an enum rds_drop_reason
+ * @reason: the reason
+ *
+ * Return: a string constant ("?" for an unknown value).
+ */
+const char *rds_drop_reason_name(int reason)
+{
+	if (reason < 0 || reason >= RDS_DROP_NR ||
+	    !rds_drop_reason_names[reason])
+		return "?";
+	return rds_drop_reason_names[reason];
+}
+EXPORT_SYMBOL_GPL(rds_drop_reason_name);
+
+void rds_stats_conn_drop(int reason)
+{
+	if (reason >= 0 && reason < RDS_DROP_NR)
+		atomic_long_inc(&rds_drop_count[reason]);
+}
+
+void rds_stats_conn_reconnect(int reason)
+{
+	if (reason >= 0 && reason < RDS_DROP_NR)
+		atomic_long_inc(&rds_reconnect_count[reason]);
+}
+
+/**
+ * rds_stats_drop_show - the drop/reconnect table (debugfs "drop_reasons")
+ * @m: the seq_file
+ */
+void rds_stats_drop_show(struct seq_file *m)
+{
+	unsigned int i;
+
+	seq_printf(m, "%-16s %10s %10s\n", "reason", "drops", "reconnects");
+	for (i = RDS_DROP_OTHER; i < RDS_DROP_NR; i++)
+		seq_printf(m, "%-16s %10ld %10ld\n", rds_drop_reason_name(i),
+			   atomic_long_read(&rds_drop_count[i]),
+			   atomic_long_read(&rds_reconnect_count[i]));
+}
+
 int rds_stats_init(void)
 {
-	return 0;
+	static_assert(ARRAY_SIZE(rds_drop_reason_names) == RDS_DROP_NR);
+	return rds_debugfs_init();
 }
 
 void rds_stats_exit(void)
 {
+	rds_debugfs_exit();
 }
