@@ -142,9 +142,9 @@ t "drop_reasons: peer_disconnect + peer_restart $p0 -> $p1; debugfs: $(conn_fiel
 
 t "disable the rds events" 'echo 0 > $tr/events/rds/enable && grep -q 0 $tr/events/rds/enable'
 echo > $tr/trace
+echo "# debugfs rds/connections:"; sed 's/^/#   /' $dbg/connections
+echo "# debugfs rds/drop_reasons:"; sed 's/^/#   /' $dbg/drop_reasons
 if [ $fail != 0 ]; then
-	echo "# debugfs rds/connections:"; sed 's/^/#   /' $dbg/connections
-	echo "# debugfs rds/drop_reasons:"; sed 's/^/#   /' $dbg/drop_reasons
 	echo "# trace (rds_conn_*):"; grep "rds_conn_" /tmp/rds_trace.out | tail -n 40 | sed 's/^/#   /'
 fi
 exit $fail
