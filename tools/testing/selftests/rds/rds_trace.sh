@@ -7,8 +7,9 @@
 #   - rds-ping traffic to the peer fires rds_send/rds_recv, and the
 #     connection is listed UP in debugfs;
 #   - with ./rdma_ops in /tests (same boot) and our modules on the peer:
-#     MR register/release/invalidate here, RDMA post/completion and the
-#     failed completion (wc_error drop) of the dead-key WRITE on the peer;
+#     MR register/release/invalidate here, RDMA post/completion on the
+#     peer, and the dead-key WRITE's failure as a wc_error or qp_event
+#     drop on one side;
 #   - `rdma link delete` drops the connection with reason device_removal
 #     (trace and counters), and after `rdma link add` traffic reconnects:
 #     state changes traced, the path's reconnect count and the reconnect
@@ -98,11 +99,15 @@ if [ -x ./rdma_ops ] && [ "$RDS_PEER_MODS" = ours ] && peer_trace_on; then
 	t "peer: rds_rdma_complete with success and with an error" \
 		'grep -q "rds_rdma_complete: .* status=0" /tmp/rds_trace.peer &&
 		 grep -q "rds_rdma_complete: .* status=[1-9]" /tmp/rds_trace.peer'
-	t "peer: the dead-key WRITE's failed completion dropped it (wc_error)" \
-		'grep -q "rds_conn_drop: .* reason=wc_error detail=[1-9]" /tmp/rds_trace.peer'
+	# The side whose endpoint fails first records it: the issuer's
+	# REMOTE_ACCESS completion, or our QP's error (flushed receives or
+	# an access-error event); the other side then sees the disconnect.
+	t "the dead-key WRITE dropped the connection: wc_error or qp_event traced" \
+		'cat /tmp/rds_trace.out /tmp/rds_trace.peer |
+		 grep -q "rds_conn_drop: .* reason=\(wc_error\|qp_event\) detail=[1-9]"'
 else
 	for c in "rdma_ops ran" "rds_mr_register" "rds_mr_release" "rds_mr_invalidate" \
-		"peer: rds_rdma_post" "peer: rds_rdma_complete" "peer: wc_error drop"; do
+		"peer: rds_rdma_post" "peer: rds_rdma_complete" "wc_error/qp_event drop"; do
 		skip "$c" "needs ./rdma_ops (run with it) and our modules on the peer"
 	done
 fi
