@@ -6,7 +6,7 @@
 #   - every event is in tracefs; enabling the system works;
 #   - rds-ping traffic to the peer fires rds_send/rds_recv, and the
 #     connection is listed UP in debugfs;
-#   - with ./rdma_ops in /tests (same boot) and our modules on the peer:
+#   - with ./rdma_ops (the runner installs it) and our modules on the peer:
 #     MR register/release/invalidate here, RDMA post/completion on the
 #     peer, and the dead-key WRITE's failure as a wc_error or qp_event
 #     drop on one side;
@@ -108,7 +108,7 @@ if [ -x ./rdma_ops ] && [ "$RDS_PEER_MODS" = ours ] && peer_trace_on; then
 else
 	for c in "rdma_ops ran" "rds_mr_register" "rds_mr_release" "rds_mr_invalidate" \
 		"peer: rds_rdma_post" "peer: rds_rdma_complete" "wc_error/qp_event drop"; do
-		skip "$c" "needs ./rdma_ops (run with it) and our modules on the peer"
+		skip "$c" "needs ./rdma_ops and our modules on the peer"
 	done
 fi
 
