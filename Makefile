@@ -5,6 +5,7 @@
 #   make modules_install install them under /lib/modules/<ver>/updates
 #   make check           all tests (builds, sparse, W=1, VM tiers); KERNEL= one tier
 #   make demo            two-node QEMU cluster demonstration
+#   make bench           rds-bench on the cluster: ours vs Debian's in-tree modules
 #   make clean
 
 ifneq ($(KERNELRELEASE),)
@@ -40,9 +41,12 @@ check: deps
 demo: deps
 	@$(SELFTESTS)/demo.sh
 
+bench: deps
+	@$(SELFTESTS)/bench.sh
+
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean 2>/dev/null || true
 	rm -rf build
 
-.PHONY: all modules modules_install deps check demo clean
+.PHONY: all modules modules_install deps check demo bench clean
 endif

@@ -116,7 +116,7 @@ if [ "$build" = 1 ]; then
 		make -s -C "${src:-$top}/tools/rds" O="$b/tools" >"$b/tools-build.log" 2>&1 ||
 			{ cat "$b/tools-build.log" >&2; log "tools build failed"; exit 1; }
 	fi
-	for t in rdsvm rds_demo; do
+	for t in rdsvm rds_demo jsoncheck; do
 		gcc -static -O2 -Wall -o "$b/$t" "$here/vm/$t.c" ||
 			{ log "$t build failed"; exit 1; }
 	done
@@ -163,7 +163,7 @@ cp "$here/vm/init" "$root/init"
 for f in rds-peer rds-mods rds-reboot rds-shutdown; do
 	cp "$here/vm/$f" "$root/usr/bin/$f"
 done
-cp "$b/rdsvm" "$b/rds_demo" "$root/usr/bin/"
+cp "$b/rdsvm" "$b/rds_demo" "$b/jsoncheck" "$root/usr/bin/"
 [ -d "$b/tools" ] && cp "$b/tools"/* "$root/usr/bin/"
 cp "$modb/src/net/rds/rds.ko" "$modb/src/net/rds/rds_rdma.ko" "$root/lib/rds/ours/"
 cp "$modb/splat/rds_selftest_warn.ko" "$root/tests/"
