@@ -17,4 +17,21 @@ rds_demo ping "$RDS_LOCAL_ADDR" "$RDS_LOCAL_ADDR" 4001 20 4096
 wait
 step "binding an address that no RDMA device has is refused"
 rds_demo echo 203.0.113.1 4002 1
+step "RDMA with a use-once key: node 1 writes into node 0's buffer, then tries the key again"
+rds-peer 1 "rds_demo rdma-peer $RDS_PEER_ADDR 4010 90 >/tmp/rdma-peer.log 2>&1 &"
+sleep 1
+rds_demo rdma "$RDS_LOCAL_ADDR" "$RDS_PEER_ADDR" 4010
+step "atomics from node 0 on a counter in node 1's memory"
+rds_demo atomic "$RDS_LOCAL_ADDR" "$RDS_PEER_ADDR" 4010
+step "rds-info: the RDS connections, the RDMA connections, some counters"
+if rds-info -n 2>/tmp/info.err; then
+	rds-info -I
+	rds-info -c | grep -E '^(conn_reset|recv_ping|send_ping|ib_(atomic|rdma)_[a-z_]*) ' | head -n 12
+else
+	echo "(rds-info: $(cat /tmp/info.err))"
+fi
+step "rds-bench: a short run against node 1 (TCG: the numbers mean little)"
+rds-peer 1 "rds-bench -S -Q -d 90 $RDS_PEER_ADDR >/dev/null 2>&1 &"
+sleep 1
+rds-bench -Q -x -d 1 -q 8 -s 64K -m rate,rtt,bw,rdma_write,atomic -I "$RDS_LOCAL_ADDR" "$RDS_PEER_ADDR"
 exit 0

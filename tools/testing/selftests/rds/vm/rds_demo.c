@@ -7,6 +7,17 @@
  *   rds_demo ping LADDR PADDR PORT COUNT SIZE
  *	send COUNT messages of SIZE bytes to PADDR:PORT from LADDR, wait for
  *	each echo, check its content, print round-trip statistics
+ *   rds_demo rdma-peer ADDR PORT SECONDS
+ *	the peer of the two below: does the RDMA a request asks for on the
+ *	key it carries and reports the outcome; exposes an 8-byte counter
+ *	for atomics and shows its value
+ *   rds_demo rdma LADDR PADDR PORT
+ *	hand a use-once key for a buffer to the peer; it RDMA WRITEs into
+ *	it, then tries the same key again: the second WRITE is refused
+ *	(REMOTE_ERROR) and the buffer keeps the first data
+ *   rds_demo atomic LADDR PADDR PORT
+ *	fetch-and-add and compare-and-swap on the peer's counter, showing
+ *	the old value each returns and the counter's memory after each
  *
  * Only the distribution's <linux/rds.h> is used: the same program runs on
  * the in-tree module.
@@ -171,6 +182,347 @@ static int ping(const char *laddr, const char *paddr, int port, int count,
 	return lost || bad;
 }
 
+/* ---- RDMA and atomics ------------------------------------------------ */
+
+enum { RQ_WRITE_TWICE = 1, RQ_EXPOSE, RQ_SHOW, RQ_QUIT };
+enum { RP_DONE = 1, RP_STATUS, RP_KEY, RP_VALUE };
+
+struct demo_msg {
+	uint32_t kind;
+	int32_t status;
+	uint64_t value;
+	char text[48];
+};
+
+static const char *status_name(int st)
+{
+	switch (st) {
+	case RDS_RDMA_SUCCESS: return "SUCCESS";
+	case RDS_RDMA_REMOTE_ERROR: return "REMOTE_ERROR";
+	case RDS_RDMA_CANCELED: return "CANCELED";
+	case RDS_RDMA_DROPPED: return "DROPPED";
+	case RDS_RDMA_OTHER_ERROR: return "OTHER_ERROR";
+	default: return "?";
+	}
+}
+
+static ssize_t send_cmsg(int s, struct sockaddr_in *to, const void *buf,
+			 size_t len, int type, const void *d, size_t dlen)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(struct rds_atomic_args))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr m = { .msg_name = to, .msg_namelen = sizeof(*to),
+			    .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t r;
+	int tries;
+
+	if (type) {
+		struct cmsghdr *c;
+
+		memset(&u, 0, sizeof(u));
+		m.msg_control = u.b;
+		m.msg_controllen = CMSG_SPACE(dlen);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_RDS;
+		c->cmsg_type = type;
+		c->cmsg_len = CMSG_LEN(dlen);
+		memcpy(CMSG_DATA(c), d, dlen);
+	}
+	/* The first send starts the connection (MAP needs it: EAGAIN). */
+	for (tries = 0; tries < 200; tries++) {
+		r = sendmsg(s, &m, 0);
+		if (r >= 0 || (errno != EAGAIN && errno != ENOBUFS &&
+			       errno != ENOTCONN))
+			return r;
+		usleep(50000);
+	}
+	return r;
+}
+
+/* recvmsg within @ms; the RDMA_DEST cookie and RDMA_STATUS, if any. */
+static ssize_t recv_cmsg(int s, void *buf, size_t len, struct sockaddr_in *from,
+			 uint64_t *cookie, struct rds_rdma_notify *note, int ms)
+{
+	union {
+		char b[256];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { buf, len };
+	struct msghdr m = { .msg_name = from,
+			    .msg_namelen = from ? sizeof(*from) : 0,
+			    .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.b, .msg_controllen = sizeof(u.b) };
+	struct cmsghdr *c;
+	ssize_t r;
+
+	if (cookie)
+		*cookie = 0;
+	if (note)
+		note->status = -1;
+	if (wait_in(s, ms) <= 0)
+		return -1;
+	r = recvmsg(s, &m, MSG_DONTWAIT);
+	if (r < 0)
+		return -1;
+	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_level != SOL_RDS)
+			continue;
+		if (c->cmsg_type == RDS_CMSG_RDMA_DEST && cookie)
+			memcpy(cookie, CMSG_DATA(c), sizeof(*cookie));
+		if (c->cmsg_type == RDS_CMSG_RDMA_STATUS && note)
+			memcpy(note, CMSG_DATA(c), sizeof(*note));
+	}
+	return r;
+}
+
+/* Wait for a message of @kind, skipping notifications; -1 on timeout. */
+static int wait_msg(int s, struct demo_msg *m, uint32_t kind, uint64_t *cookie)
+{
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		ssize_t r = recv_cmsg(s, m, sizeof(*m), NULL, cookie, NULL, 30000);
+
+		if (r < 0)
+			return -1;
+		if (r == sizeof(*m) && m->kind == kind)
+			return 0;
+	}
+	return -1;
+}
+
+/* Peer: RDMA WRITE @text into @cookie with a DONE message, wait for the
+ * notification; returns the RDMA status (or -1 when none came). */
+static int peer_write(int s, struct sockaddr_in *to, uint64_t cookie,
+		      const char *text)
+{
+	static char local[64];
+	struct rds_iovec v = { .addr = (uintptr_t)local, .bytes = sizeof(local) };
+	struct rds_rdma_args a = {
+		.cookie = cookie,
+		.remote_vec = { .addr = 0, .bytes = sizeof(local) },
+		.local_vec_addr = (uintptr_t)&v,
+		.nr_local = 1,
+		.flags = RDS_RDMA_READWRITE | RDS_RDMA_NOTIFY_ME,
+		.user_token = 7,
+	};
+	struct demo_msg done = { .kind = RP_DONE };
+	struct rds_rdma_notify note;
+	char junk[sizeof(struct demo_msg)];
+	int i;
+
+	memset(local, 0, sizeof(local));
+	snprintf(local, sizeof(local), "%s", text);
+	if (send_cmsg(s, to, &done, sizeof(done), RDS_CMSG_RDMA_ARGS, &a,
+		      sizeof(a)) < 0)
+		return -1;
+	for (i = 0; i < 50; i++) {
+		ssize_t r = recv_cmsg(s, junk, sizeof(junk), NULL, NULL, &note,
+				      30000);
+
+		if (r < 0)
+			return -1;
+		if (r == 0 && note.status >= 0)
+			return note.status;
+	}
+	return -1;
+}
+
+static int rdma_peer(const char *addr, int port, int seconds)
+{
+	static uint64_t counter __attribute__((aligned(64))) = 100;
+	struct sockaddr_in sin, from;
+	double end = now_us() + seconds * 1e6;
+	uint64_t cookie, counter_cookie = 0;
+	int s = rds_socket(addr, port, &sin);
+
+	while (now_us() < end) {
+		struct demo_msg q, r = { 0 };
+		struct rds_get_mr_args mr;
+
+		if (recv_cmsg(s, &q, sizeof(q), &from, &cookie, NULL, 200) !=
+		    sizeof(q))
+			continue;
+		switch (q.kind) {
+		case RQ_WRITE_TWICE:
+			r.kind = RP_STATUS;
+			r.status = peer_write(s, &from, cookie, q.text);
+			send_cmsg(s, &from, &r, sizeof(r), 0, NULL, 0);
+			r.status = peer_write(s, &from, cookie,
+					      "a second write on the same key");
+			send_cmsg(s, &from, &r, sizeof(r), 0, NULL, 0);
+			break;
+		case RQ_EXPOSE:
+			counter = q.value;
+			r.kind = RP_KEY;
+			r.value = counter;
+			mr = (struct rds_get_mr_args){
+				.vec = { (uintptr_t)&counter, sizeof(counter) },
+				.cookie_addr = (uintptr_t)&counter_cookie,
+				.flags = RDS_RDMA_READWRITE,
+			};
+			if (send_cmsg(s, &from, &r, sizeof(r), RDS_CMSG_RDMA_MAP,
+				      &mr, sizeof(mr)) < 0)
+				perror("rdma-peer: map");
+			break;
+		case RQ_SHOW:
+			r.kind = RP_VALUE;
+			r.value = __atomic_load_n(&counter, __ATOMIC_SEQ_CST);
+			send_cmsg(s, &from, &r, sizeof(r), 0, NULL, 0);
+			break;
+		case RQ_QUIT:
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static void peer_addr(struct sockaddr_in *dst, const char *paddr, int port)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->sin_family = AF_INET;
+	dst->sin_port = htons(port);
+	inet_pton(AF_INET, paddr, &dst->sin_addr);
+}
+
+static int rdma(const char *laddr, const char *paddr, int port)
+{
+	static char buf[64] __attribute__((aligned(64)));
+	struct sockaddr_in sin, dst;
+	struct demo_msg q = { .kind = RQ_WRITE_TWICE }, r;
+	uint64_t cookie = 0;
+	struct rds_get_mr_args mr = {
+		.vec = { (uintptr_t)buf, sizeof(buf) },
+		.cookie_addr = (uintptr_t)&cookie,
+		.flags = RDS_RDMA_USE_ONCE | RDS_RDMA_READWRITE,
+	};
+	int s = rds_socket(laddr, 0, &sin), bad = 0;
+
+	peer_addr(&dst, paddr, port);
+	memset(buf, 0, sizeof(buf));
+	snprintf(buf, sizeof(buf), "(empty)");
+	snprintf(q.text, sizeof(q.text), "hello from node 1, by RDMA WRITE");
+	printf("node 0: buffer \"%s\"; registering a use-once key for it\n", buf);
+	if (send_cmsg(s, &dst, &q, sizeof(q), RDS_CMSG_RDMA_MAP, &mr,
+		      sizeof(mr)) < 0) {
+		perror("sendmsg RDS_CMSG_RDMA_MAP");
+		return 1;
+	}
+	printf("node 0: key cookie 0x%016llx sent to node 1 with the request\n",
+	       (unsigned long long)cookie);
+	if (wait_msg(s, &r, RP_STATUS, NULL)) {
+		printf("node 0: no report from node 1\n");
+		return 1;
+	}
+	printf("node 1: RDMA WRITE with the key: %s\n", status_name(r.status));
+	printf("node 0: buffer now \"%s\"\n", buf);
+	bad |= r.status != RDS_RDMA_SUCCESS || strcmp(buf, q.text);
+	if (wait_msg(s, &r, RP_STATUS, NULL)) {
+		printf("node 0: no report from node 1\n");
+		return 1;
+	}
+	printf("node 1: second RDMA WRITE with the same key: %s%s\n",
+	       status_name(r.status), r.status == RDS_RDMA_REMOTE_ERROR ?
+	       " (the key died with its first use)" : "");
+	printf("node 0: buffer still \"%s\"\n", buf);
+	bad |= r.status != RDS_RDMA_REMOTE_ERROR || strcmp(buf, q.text);
+	return bad;
+}
+
+/* One atomic on the exposed counter; the old value, or -1 on failure. */
+static int one_atomic(int s, struct sockaddr_in *dst, int type,
+		      struct rds_atomic_args *a, uint64_t *old)
+{
+	struct rds_rdma_notify note;
+	char junk[sizeof(struct demo_msg)];
+	int i;
+
+	a->local_addr = (uintptr_t)old;
+	a->flags = RDS_RDMA_NOTIFY_ME;
+	a->user_token = 9;
+	if (send_cmsg(s, dst, NULL, 0, type, a, sizeof(*a)) < 0) {
+		perror("sendmsg atomic");
+		return -1;
+	}
+	for (i = 0; i < 50; i++) {
+		ssize_t r = recv_cmsg(s, junk, sizeof(junk), NULL, NULL, &note,
+				      30000);
+
+		if (r < 0)
+			break;
+		if (r == 0 && note.status >= 0) {
+			if (note.status != RDS_RDMA_SUCCESS)
+				printf("node 0: the atomic completed with %s\n",
+				       status_name(note.status));
+			return note.status == RDS_RDMA_SUCCESS ? 0 : -1;
+		}
+	}
+	printf("node 0: no completion for the atomic\n");
+	return -1;
+}
+
+static int show(int s, struct sockaddr_in *dst, uint64_t *v)
+{
+	struct demo_msg q = { .kind = RQ_SHOW }, r;
+
+	if (send_cmsg(s, dst, &q, sizeof(q), 0, NULL, 0) < 0 ||
+	    wait_msg(s, &r, RP_VALUE, NULL))
+		return -1;
+	*v = r.value;
+	return 0;
+}
+
+static int atomic(const char *laddr, const char *paddr, int port)
+{
+	static uint64_t old __attribute__((aligned(8)));
+	struct sockaddr_in sin, dst;
+	struct demo_msg q = { .kind = RQ_EXPOSE, .value = 100 }, r;
+	struct rds_atomic_args a;
+	uint64_t cookie, mem;
+	int s = rds_socket(laddr, 0, &sin), bad = 0;
+
+	peer_addr(&dst, paddr, port);
+	if (send_cmsg(s, &dst, &q, sizeof(q), 0, NULL, 0) < 0 ||
+	    wait_msg(s, &r, RP_KEY, &cookie) || !cookie) {
+		printf("node 0: node 1 did not expose its counter\n");
+		return 1;
+	}
+	printf("node 1: exposes an 8-byte counter = %llu, key cookie 0x%016llx\n",
+	       (unsigned long long)r.value, (unsigned long long)cookie);
+
+	a = (struct rds_atomic_args){ .cookie = cookie, .fadd = { .add = 5 } };
+	old = 0;
+	if (one_atomic(s, &dst, RDS_CMSG_ATOMIC_FADD, &a, &old) || show(s, &dst, &mem))
+		return 1;
+	printf("node 0: fetch-and-add 5:            old value %llu, node 1's memory now %llu\n",
+	       (unsigned long long)old, (unsigned long long)mem);
+	bad |= old != 100 || mem != 105;
+
+	a = (struct rds_atomic_args){ .cookie = cookie,
+				      .cswp = { .compare = 105, .swap = 1000 } };
+	if (one_atomic(s, &dst, RDS_CMSG_ATOMIC_CSWP, &a, &old) || show(s, &dst, &mem))
+		return 1;
+	printf("node 0: compare 105, swap 1000:     old value %llu, node 1's memory now %llu (swapped)\n",
+	       (unsigned long long)old, (unsigned long long)mem);
+	bad |= old != 105 || mem != 1000;
+
+	a = (struct rds_atomic_args){ .cookie = cookie,
+				      .cswp = { .compare = 7, .swap = 1 } };
+	if (one_atomic(s, &dst, RDS_CMSG_ATOMIC_CSWP, &a, &old) || show(s, &dst, &mem))
+		return 1;
+	printf("node 0: compare 7, swap 1:          old value %llu, node 1's memory now %llu (not equal: unchanged)\n",
+	       (unsigned long long)old, (unsigned long long)mem);
+	bad |= old != 1000 || mem != 1000;
+
+	q.kind = RQ_QUIT;
+	send_cmsg(s, &dst, &q, sizeof(q), 0, NULL, 0);
+	usleep(100000);
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "echo"))
@@ -178,7 +530,15 @@ int main(int argc, char **argv)
 	if (argc == 7 && !strcmp(argv[1], "ping"))
 		return ping(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]),
 			    strtoul(argv[6], NULL, 0));
+	if (argc == 5 && !strcmp(argv[1], "rdma-peer"))
+		return rdma_peer(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "rdma"))
+		return rdma(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "atomic"))
+		return atomic(argv[2], argv[3], atoi(argv[4]));
 	fprintf(stderr, "usage: rds_demo echo ADDR PORT SECONDS\n"
-		"       rds_demo ping LADDR PADDR PORT COUNT SIZE\n");
+		"       rds_demo ping LADDR PADDR PORT COUNT SIZE\n"
+		"       rds_demo rdma-peer ADDR PORT SECONDS\n"
+		"       rds_demo rdma|atomic LADDR PADDR PORT\n");
 	return 2;
 }
