@@ -14,7 +14,7 @@ mods_everywhere() { # ours|intree
 run() { # LABEL [rds-bench options]
 	label=$1; shift
 	echo "==== rds-bench, $label modules on both nodes"
-	rds-peer 1 "rds-bench -S -Q -d 600 $RDS_PEER_ADDR >/tmp/bench-server.log 2>&1 &" >/dev/null
+	rds-peer 1 "rds-bench -S -Q -d 600 $RDS_PEER_ADDR >/tmp/bench-server.log 2>&1 & echo \$! >/tmp/bench-server.pid" >/dev/null
 	sleep 1
 	rds-bench -j -x -d "$D" -q 8 -s "$SIZES" -I "$RDS_LOCAL_ADDR" "$@" "$RDS_PEER_ADDR" \
 		>/tmp/bench-$label.json 2>/tmp/bench-$label.err
@@ -22,6 +22,8 @@ run() { # LABEL [rds-bench options]
 	sed 's/^/  /' /tmp/bench-$label.err
 	echo "@@BENCH-JSON $label $(tr -d '\n' </tmp/bench-$label.json)"
 	echo "  rds-bench exit status $rc"
+	# -x stopped it; make sure, or its socket keeps the modules busy.
+	rds-peer 1 "kill \$(cat /tmp/bench-server.pid) 2>/dev/null; true" >/dev/null
 }
 
 run ours
