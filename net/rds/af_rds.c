@@ -23,7 +23,8 @@
  *
  * Socket options at SOL_SOCKET are the generic ones; RDS reads sk_sndbuf/2
  * and sk_rcvbuf/2 as its payload limits.  SOL_RDS options and the TOS
- * ioctls are here, with the in-tree errnos; the MR options go to rdma.c.
+ * ioctls are here, with the in-tree errnos; the MR options go to rdma.c,
+ * the RDS_INFO_* tables to info.c.
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -53,6 +54,7 @@ static int rds_release(struct socket *sock)
 		return 0;
 	rs = rds_sk_to_rs(sk);
 
+	rds_info_sock_del(rs);
 	sock_orphan(sk);
 	rds_clear_recv_queue(rs);
 	rds_cong_remove_socket(rs);
@@ -474,8 +476,9 @@ static int rds_getsockopt(struct socket *sock, int level, int optname,
 		val = rs->rs_transport ? (int)rs->rs_transport->t_type :
 					 (int)RDS_TRANS_NONE;
 		break;
+	case RDS_INFO_FIRST ... RDS_INFO_LAST:
+		return rds_info_getsockopt(sock, optname, optval, optlen);
 	default:
-		/* RDS_INFO_* arrive with the info issue. */
 		return -ENOPROTOOPT;
 	}
 	if (len < (int)sizeof(int))
@@ -543,6 +546,7 @@ static int rds_create(struct net *net, struct socket *sock, int protocol,
 	INIT_LIST_HEAD(&rs->rs_notify_queue);
 	rds_rdma_sock_init(rs);
 	rds_cong_updated_since(&rs->rs_cong_track);
+	rds_info_sock_add(rs);
 	return 0;
 }
 
@@ -580,9 +584,12 @@ static int __init rds_init(void)
 	ret = rds_sysctl_init();
 	if (ret)
 		goto out_trans;
-	ret = proto_register(&rds_proto, 1);
+	ret = rds_info_init();
 	if (ret)
 		goto out_sysctl;
+	ret = proto_register(&rds_proto, 1);
+	if (ret)
+		goto out_info;
 	ret = sock_register(&rds_family_ops);
 	if (ret)
 		goto out_proto;
@@ -590,6 +597,8 @@ static int __init rds_init(void)
 
 out_proto:
 	proto_unregister(&rds_proto);
+out_info:
+	rds_info_exit();
 out_sysctl:
 	rds_sysctl_exit();
 out_trans:
@@ -614,6 +623,7 @@ static void __exit rds_exit(void)
 {
 	sock_unregister(AF_RDS);
 	proto_unregister(&rds_proto);
+	rds_info_exit();
 	rds_sysctl_exit();
 	rds_trans_exit();
 	rds_loop_exit();

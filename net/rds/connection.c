@@ -557,6 +557,223 @@ void rds_conn_destroy_trans(struct rds_transport *trans)
 	rds_conn_bury(rds_conn_match_trans, trans);
 }
 
+/* ------------------------------------------------------------------------
+ * RDS_INFO_* tables of connections and their queues (see info.c)
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * rds_info_for_each_conn - call @visit for every connection of the caller
+ * @it: the pass (its namespace selects the connections)
+ * @visit: called under rcu_read_lock() for each connection; produces zero
+ *	or more items; must not sleep
+ *
+ * Connections cannot be freed during the walk (RCU); their paths and
+ * transport halves stay valid while the transport is registered.
+ */
+void rds_info_for_each_conn(struct rds_info_iter *it,
+			    void (*visit)(struct rds_info_iter *it,
+					  struct rds_connection *conn))
+{
+	struct net *net = rds_info_net(it);
+	struct rds_connection *conn;
+	unsigned int i;
+
+	rcu_read_lock();
+	for (i = 0; i < RDS_CONN_HASH_SIZE; i++)
+		hlist_for_each_entry_rcu(conn, &rds_conn_hash[i], c_hash_node)
+			if (net_eq(rds_conn_net(conn), net))
+				visit(it, conn);
+	rcu_read_unlock();
+}
+EXPORT_SYMBOL_GPL(rds_info_for_each_conn);
+
+/* The in-tree flags: sending, connecting, connected (path 0 only). */
+static u8 rds_info_conn_flags(struct rds_conn_path *cp)
+{
+	int state = rds_conn_path_state(cp);
+	u8 flags = 0;
+
+	if (test_bit(RDS_IN_XMIT, &cp->cp_flags))
+		flags |= RDS_INFO_CONNECTION_FLAG_SENDING;
+	if (state == RDS_CONN_CONNECTING)
+		flags |= RDS_INFO_CONNECTION_FLAG_CONNECTING;
+	if (state == RDS_CONN_UP)
+		flags |= RDS_INFO_CONNECTION_FLAG_CONNECTED;
+	return flags;
+}
+
+static void rds_info_conn_cmn(struct rds_info_iter *it,
+			      struct rds_connection *conn, bool v6)
+{
+	struct rds_conn_path *cp = rds_conn_path0(conn);
+	unsigned long flags;
+	u64 tx;
+
+	spin_lock_irqsave(&cp->cp_lock, flags);
+	tx = cp->cp_next_tx_seq;
+	spin_unlock_irqrestore(&cp->cp_lock, flags);
+
+	if (v6) {
+		struct rds6_info_connection *c = rds_info_item_begin(it);
+
+		c->next_tx_seq = tx;
+		c->next_rx_seq = READ_ONCE(cp->cp_next_rx_seq);
+		c->laddr = conn->c_laddr;
+		c->faddr = conn->c_faddr;
+		strscpy((char *)c->transport, conn->c_trans->t_name,
+			sizeof(c->transport));
+		c->flags = rds_info_conn_flags(cp);
+	} else {
+		struct rds_info_connection *c;
+
+		if (conn->c_isv6)
+			return;
+		c = rds_info_item_begin(it);
+		c->next_tx_seq = tx;
+		c->next_rx_seq = READ_ONCE(cp->cp_next_rx_seq);
+		c->laddr = conn->c_laddr.s6_addr32[3];
+		c->faddr = conn->c_faddr.s6_addr32[3];
+		strscpy((char *)c->transport, conn->c_trans->t_name,
+			sizeof(c->transport));
+		c->flags = rds_info_conn_flags(cp);
+		c->tos = conn->c_tos;
+	}
+	rds_info_item_end(it);
+}
+
+static void rds_info_conn_v4(struct rds_info_iter *it,
+			     struct rds_connection *conn)
+{
+	rds_info_conn_cmn(it, conn, false);
+}
+
+static void rds_info_conn_v6(struct rds_info_iter *it,
+			     struct rds_connection *conn)
+{
+	rds_info_conn_cmn(it, conn, true);
+}
+
+/* Messages on a path's send queue (@retrans false) or retransmit list. */
+static void rds_info_conn_msgs(struct rds_info_iter *it,
+			       struct rds_connection *conn, bool retrans,
+			       bool v6)
+{
+	struct rds_conn_path *cp = rds_conn_path0(conn);
+	struct rds_message *rm;
+	struct list_head *list;
+	unsigned long flags;
+
+	if (!v6 && conn->c_isv6)
+		return;
+	list = retrans ? &cp->cp_retrans : &cp->cp_send_queue;
+	spin_lock_irqsave(&cp->cp_lock, flags);
+	list_for_each_entry(rm, list, m_conn_item)
+		rds_info_message(it, &rm->m_inc.i_hdr, &conn->c_laddr,
+				 &conn->c_faddr, rm->m_inc.i_hdr.h_sport,
+				 rm->m_inc.i_hdr.h_dport, conn->c_tos, v6);
+	spin_unlock_irqrestore(&cp->cp_lock, flags);
+}
+
+static void rds_info_send_v4(struct rds_info_iter *it,
+			     struct rds_connection *conn)
+{
+	rds_info_conn_msgs(it, conn, false, false);
+}
+
+static void rds_info_send_v6(struct rds_info_iter *it,
+			     struct rds_connection *conn)
+{
+	rds_info_conn_msgs(it, conn, false, true);
+}
+
+static void rds_info_retrans_v4(struct rds_info_iter *it,
+				struct rds_connection *conn)
+{
+	rds_info_conn_msgs(it, conn, true, false);
+}
+
+static void rds_info_retrans_v6(struct rds_info_iter *it,
+				struct rds_connection *conn)
+{
+	rds_info_conn_msgs(it, conn, true, true);
+}
+
+static void rds_info_conns(struct rds_info_iter *it)
+{
+	rds_info_for_each_conn(it, rds_info_conn_v4);
+}
+
+static void rds6_info_conns(struct rds_info_iter *it)
+{
+	rds_info_for_each_conn(it, rds_info_conn_v6);
+}
+
+static void rds_info_send(struct rds_info_iter *it)
+{
+	rds_info_for_each_conn(it, rds_info_send_v4);
+}
+
+static void rds6_info_send(struct rds_info_iter *it)
+{
+	rds_info_for_each_conn(it, rds_info_send_v6);
+}
+
+static void rds_info_retrans(struct rds_info_iter *it)
+{
+	rds_info_for_each_conn(it, rds_info_retrans_v4);
+}
+
+static void rds6_info_retrans(struct rds_info_iter *it)
+{
+	rds_info_for_each_conn(it, rds_info_retrans_v6);
+}
+
+static const struct {
+	int		optname;
+	size_t		each;
+	rds_info_fn	fn;
+} rds_conn_info_tables[] = {
+	{ RDS_INFO_CONNECTIONS, sizeof(struct rds_info_connection),
+	  rds_info_conns },
+	{ RDS6_INFO_CONNECTIONS, sizeof(struct rds6_info_connection),
+	  rds6_info_conns },
+	{ RDS_INFO_SEND_MESSAGES, sizeof(struct rds_info_message),
+	  rds_info_send },
+	{ RDS6_INFO_SEND_MESSAGES, sizeof(struct rds6_info_message),
+	  rds6_info_send },
+	{ RDS_INFO_RETRANS_MESSAGES, sizeof(struct rds_info_message),
+	  rds_info_retrans },
+	{ RDS6_INFO_RETRANS_MESSAGES, sizeof(struct rds6_info_message),
+	  rds6_info_retrans },
+};
+
+void rds_conn_info_exit(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(rds_conn_info_tables); i++)
+		rds_info_unregister(rds_conn_info_tables[i].optname,
+				    rds_conn_info_tables[i].fn);
+}
+
+int rds_conn_info_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(rds_conn_info_tables); i++) {
+		ret = rds_info_register(rds_conn_info_tables[i].optname,
+					rds_conn_info_tables[i].each,
+					rds_conn_info_tables[i].fn);
+		if (ret) {
+			rds_conn_info_exit();
+			return ret;
+		}
+	}
+	return 0;
+}
+
 static void __net_exit rds_conn_net_exit(struct net *net)
 {
 	rds_conn_bury(rds_conn_match_net, net);

@@ -279,6 +279,7 @@ static int rds_ib_conn_alloc(struct rds_connection *conn, gfp_t gfp)
 	ic->ic_conn = conn;
 	ic->ic_cp = cp;
 	mutex_init(&ic->ic_mutex);
+	spin_lock_init(&ic->ic_ep_lock);
 	atomic_set(&ic->ic_nr_eps, 0);
 	init_waitqueue_head(&ic->ic_wait);
 	cp->cp_transport_data = ic;
@@ -319,6 +320,7 @@ struct rds_transport rds_ib_transport = {
 	.sync_mr		= rds_ib_sync_mr,
 	.flush_mrs		= rds_ib_flush_mrs,
 	.atomic_check		= rds_ib_atomic_check,
+	.info_counters		= rds_ib_info_counters,
 };
 
 static int __init rds_ib_init(void)
@@ -345,8 +347,13 @@ static int __init rds_ib_init(void)
 	ret = rds_ib_listen_init();
 	if (ret)
 		goto out_trans;
+	ret = rds_ib_info_init();
+	if (ret)
+		goto out_listen;
 	return 0;
 
+out_listen:
+	rds_ib_listen_stop();
 out_trans:
 	rds_trans_unregister(&rds_ib_transport);
 out_client:
@@ -363,6 +370,7 @@ module_init(rds_ib_init);
 
 static void __exit rds_ib_exit(void)
 {
+	rds_ib_info_exit();
 	rds_ib_listen_stop();
 	rds_trans_unregister(&rds_ib_transport);
 	ib_unregister_client(&rds_ib_client);

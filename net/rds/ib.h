@@ -24,7 +24,8 @@
  *
  * File map: ib.c (device client, module), ib_cm.c (rdma_cm, negotiation,
  * endpoint set-up and teardown), ib_send.c (send ring, fragments, ACKs,
- * credits), ib_recv.c (receive ring, reassembly), ib_sysctl.c, ib_stats.c.
+ * credits), ib_recv.c (receive ring, reassembly), ib_sysctl.c, ib_stats.c,
+ * ib_info.c (RDS_INFO_IB_CONNECTIONS and the counters).
  */
 #ifndef _RDS_IB_H
 #define _RDS_IB_H
@@ -452,7 +453,10 @@ struct rds_ib_ep {
  * @ic_conn: the connection
  * @ic_cp: its (only) path
  * @ic_mutex: serialises CM events, connect and shutdown of this path
- * @ic_ep: current endpoint, or NULL
+ * @ic_ep: current endpoint, or NULL; changed under ic_mutex and
+ *	ic_ep_lock, read under either
+ * @ic_ep_lock: lets atomic context (ib_info.c) read @ic_ep and the
+ *	endpoint it points to
  * @ic_nr_eps: endpoints alive for this connection (current + abandoned)
  * @ic_wait: woken when @ic_nr_eps drops
  * @ic_last_ack: last in-order sequence received, kept across reconnects
@@ -463,6 +467,7 @@ struct rds_ib_connection {
 	struct rds_conn_path	*ic_cp;
 	struct mutex		ic_mutex;
 	struct rds_ib_ep	*ic_ep;
+	spinlock_t		ic_ep_lock;
 	atomic_t		ic_nr_eps;
 	wait_queue_head_t	ic_wait;
 	u64			ic_last_ack;
@@ -511,6 +516,11 @@ int rds_ib_recv_path(struct rds_conn_path *cp);
 void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc);
 int rds_ib_inc_copy_to_user(struct rds_incoming *inc, struct iov_iter *to);
 void rds_ib_inc_free(struct rds_incoming *inc);
+
+/* ib_info.c */
+int rds_ib_info_init(void);
+void rds_ib_info_exit(void);
+void rds_ib_info_counters(struct rds_info_iter *it);
 
 /* ib_sysctl.c */
 int rds_ib_sysctl_init(void);

@@ -320,6 +320,21 @@ static void rds_ib_ep_destroy_worker(struct work_struct *work)
 }
 
 /*
+ * Make @ep (or NULL) the current endpoint of @ic.  Caller holds ic_mutex;
+ * ic_ep_lock lets the info tables (ib_info.c) look at the endpoint from
+ * atomic context: an endpoint is destroyed only after it was detached.
+ */
+static void rds_ib_ic_set_ep(struct rds_ib_connection *ic,
+			     struct rds_ib_ep *ep)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ic->ic_ep_lock, flags);
+	ic->ic_ep = ep;
+	spin_unlock_irqrestore(&ic->ic_ep_lock, flags);
+}
+
+/*
  * Detach the current endpoint from its connection.  Caller holds ic_mutex.
  * Return: the endpoint (now dead) or NULL.
  */
@@ -329,7 +344,7 @@ static struct rds_ib_ep *rds_ib_ep_detach(struct rds_ib_connection *ic)
 
 	if (ep) {
 		set_bit(RDS_IB_EP_DEAD, &ep->e_flags);
-		ic->ic_ep = NULL;
+		rds_ib_ic_set_ep(ic, NULL);
 	}
 	return ep;
 }
@@ -547,7 +562,7 @@ int rds_ib_conn_path_connect(struct rds_conn_path *cp)
 		ep->e_id = NULL;
 		goto fail;
 	}
-	ic->ic_ep = ep;
+	rds_ib_ic_set_ep(ic, ep);
 
 	rds_ib_fill_sockaddrs(conn, &src, &dst);
 	ret = rdma_resolve_addr(ep->e_id, (struct sockaddr *)&src,
@@ -740,7 +755,7 @@ static int rds_ib_accept(struct rds_ib_connection *ic, struct rdma_cm_id *id,
 
 	/* From here on the endpoint owns the id. */
 	id->context = ep;
-	ic->ic_ep = ep;
+	rds_ib_ic_set_ep(ic, ep);
 	rds_ib_apply_peer_cmn(ep, cmn);
 	offer = test_bit(RDS_IB_EP_FLOWCTL, &ep->e_flags);
 	rds_ib_fill_conn_param(ep, &param, &dp, version, offer,

@@ -170,6 +170,7 @@ struct rds_incoming;
 struct rds_transport;
 struct rds_cong_map;
 struct seq_file;
+struct rds_info_iter;
 
 /* Path states. */
 enum rds_conn_state {
@@ -787,6 +788,9 @@ struct rds_mr {
  * @flush_mrs: optional: invalidate and release every MR freed but not yet
  *	invalidated (RDS_FREE_MR with cookie 0; NULL: that gets EINVAL).
  *	Process context, may sleep.
+ * @info_counters: optional: produce the transport's RDS_INFO_COUNTERS
+ *	rows with rds_info_counter(), after rds.ko's own (process context;
+ *	the transport is registered for the whole call)
  * @atomic_check: optional: can the device behind @rs (and @conn, which may
  *	not be connected yet) do the atomic; @masked: a MASKED_* op (the
  *	transport may emulate it).  0, or -EOPNOTSUPP which sendmsg() returns
@@ -827,6 +831,7 @@ struct rds_transport {
 	void (*flush_mrs)(struct rds_sock *rs);
 	int (*atomic_check)(struct rds_sock *rs, struct rds_connection *conn,
 			    bool masked);
+	void (*info_counters)(struct rds_info_iter *it);
 };
 
 /* transport.c */
@@ -903,6 +908,7 @@ struct rds_bind_key {
  * @rs_mr_tree: the socket's MRs (struct rds_mr), keyed by r_key
  * @rs_seen_congestion: a send met a congested port; poll() also waits for
  *	congestion map updates
+ * @rs_info_item: entry in the list of every socket (info.c)
  */
 struct rds_sock {
 	struct sock		rs_sk;
@@ -937,6 +943,7 @@ struct rds_sock {
 
 	spinlock_t		rs_rdma_lock;
 	struct rb_root		rs_mr_tree;
+	struct list_head	rs_info_item;
 };
 
 #define rs_bound_addr		rs_bound.addr
@@ -1475,6 +1482,28 @@ void rds_stats_conn_reconnect(int reason);
 void rds_stats_drop_show(struct seq_file *m);
 
 /* ------------------------------------------------------------------------
+ * info.c: the RDS_INFO_* getsockopt tables (protocol in info.c)
+ * ------------------------------------------------------------------------
+ */
+
+/* A table's source: produces every item with rds_info_item_begin/end(). */
+typedef void (*rds_info_fn)(struct rds_info_iter *it);
+
+int rds_info_register(int optname, size_t each, rds_info_fn fn);
+void rds_info_unregister(int optname, rds_info_fn fn);
+struct net *rds_info_net(const struct rds_info_iter *it);
+void *rds_info_item_begin(struct rds_info_iter *it);
+void rds_info_item_end(struct rds_info_iter *it);
+void rds_info_counter(struct rds_info_iter *it, const char *name, u64 value);
+void rds_info_message(struct rds_info_iter *it, const struct rds_header *hdr,
+		      const struct in6_addr *laddr,
+		      const struct in6_addr *faddr, __be16 lport,
+		      __be16 fport, u8 tos, bool v6);
+void rds_info_for_each_conn(struct rds_info_iter *it,
+			    void (*visit)(struct rds_info_iter *it,
+					  struct rds_connection *conn));
+
+/* ------------------------------------------------------------------------
  * sysctl.c: core tunables (net.rds.*), readable by transports
  * ------------------------------------------------------------------------
  */
@@ -1663,5 +1692,15 @@ void rds_stats_exit(void);
 void rds_conn_debugfs_show(struct seq_file *m);
 int rds_debugfs_init(void);
 void rds_debugfs_exit(void);
+
+int rds_info_getsockopt(struct socket *sock, int optname,
+			char __user *optval, int __user *optlen);
+void rds_info_sock_add(struct rds_sock *rs);
+void rds_info_sock_del(struct rds_sock *rs);
+int rds_info_init(void);
+void rds_info_exit(void);
+int rds_conn_info_init(void);
+void rds_conn_info_exit(void);
+void rds_trans_info_counters(struct rds_info_iter *it);
 
 #endif /* _RDS_RDS_H */

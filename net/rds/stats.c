@@ -9,8 +9,8 @@
  * this_cpu_add() (no lock, no shared cache line on the message path).
  * Readers sum over the possible CPUs; the sum is not a snapshot, which is
  * fine for statistics.  The names are the in-tree ones, in struct order,
- * so that RDS_INFO_COUNTERS (a later issue) and rds-info show the same
- * rows as with the in-tree module.
+ * so that RDS_INFO_COUNTERS (info.c) and rds-info show the same rows as
+ * with the in-tree module.
  *
  * Connection drops and reconnects are also counted by enum
  * rds_drop_reason, in two arrays of atomics outside struct rds_statistics

@@ -118,6 +118,23 @@ struct rds_transport *rds_trans_get_preferred(struct net *net,
 	return found;
 }
 
+/**
+ * rds_trans_info_counters - every transport's RDS_INFO_COUNTERS rows
+ * @it: the pass
+ *
+ * In registration order, after rds.ko's own counters.  Process context.
+ */
+void rds_trans_info_counters(struct rds_info_iter *it)
+{
+	struct rds_transport *t;
+
+	down_read(&rds_trans_sem);
+	list_for_each_entry(t, &rds_transports, t_item)
+		if (t->info_counters)
+			t->info_counters(it);
+	up_read(&rds_trans_sem);
+}
+
 int rds_trans_init(void)
 {
 	return 0;
