@@ -22,8 +22,9 @@
  *           sends SEND_WITH_INV, the fallback is chosen automatically.
  *
  * /tests/rdma_ops must be installed: list rdma_ops in tests.txt for the
- * same peer.  The counter checks skip while rds.ko does not export
- * RDS_INFO_COUNTERS.  TAP on stdout; exit 0 pass, 4 skip, else fail.
+ * same peer.  The counters come from RDS_INFO_COUNTERS (info.c); the
+ * checks skip when a counter is missing there (an rds.ko without
+ * RDS_INFO).  TAP on stdout; exit 0 pass, 4 skip, else fail.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -131,7 +132,7 @@ static void run_mode(const char *mode)
 	printf("# %s: remote_inv %lld -> %lld, local_inv %lld -> %lld, inv_batches %lld -> %lld\n",
 	       mode, rem0, rem1, loc0, loc1, bat0, bat1);
 	if (rem0 < 0 || loc0 < 0 || bat0 < 0) {
-		/* rds.ko does not export RDS_INFO_COUNTERS yet. */
+		/* This rds.ko does not export these counters. */
 		printf("ok %d # SKIP %s: counters not exported (RDS_INFO_COUNTERS)\n",
 		       ++tests, mode);
 		printf("ok %d # SKIP %s: counters not exported (RDS_INFO_COUNTERS)\n",
