@@ -212,6 +212,8 @@ struct rds_ib_statistics {
 	u64	s_ib_atomic_wrs;
 	u64	s_ib_atomic_completions;
 	u64	s_ib_atomic_emulated_retries;
+	u64	s_ib_atomic_emulated;
+	u64	s_ib_atomic_emulated_exhausted;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);

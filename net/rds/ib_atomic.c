@@ -15,16 +15,20 @@
  *     with atomic_cap != IB_ATOMIC_NONE;
  *   - other masks where masked_atomic_cap != IB_ATOMIC_NONE: the masked
  *     opcodes;
- *   - other masks on a device with plain atomics only (rxe): emulated by a
- *     compare-and-swap loop.  From a guess v of the remote word we post
+ *   - other masks on a device with plain atomics only (rxe), or any masked
+ *     cmsg while the module parameter rds_ib_atomic_force_emul is set (so
+ *     that the emulation can be tested against the plain and native
+ *     masked paths): emulated by a compare-and-swap loop.  From a guess v of the remote word we post
  *     CMP_AND_SWP(v, f(v)), f being the masked operation; the HCA returns
  *     the word's old value r.  r == v means the swap happened atomically
  *     (or, for a masked CSWP whose masked compare fails, f(v) == v and the
  *     word was verified unchanged): r is the result.  Otherwise v = r and
  *     we try again, at most RDS_IB_ATOMIC_EMUL_TRIES times (then
- *     OTHER_ERROR).  Each step is one HCA atomic, so the emulation is
- *     atomic with respect to other HCA atomics on that memory, not to CPU
- *     stores on the owner.
+ *     OTHER_ERROR, counted in ib_atomic_emulated_exhausted; each retry
+ *     counts in ib_atomic_emulated_retries).  Each step is one HCA atomic,
+ *     so the emulation is atomic with respect to other HCA atomics on that
+ *     memory, not to CPU stores on the owner.  The result compare assumes
+ *     the HCA returns the old value in host order, as rxe does.
  *
  * iWARP devices (siw) and devices with atomic_cap NONE have no atomics:
  * ->atomic_check() makes sendmsg() fail with EOPNOTSUPP.
@@ -33,7 +37,13 @@
  * the HCA writes it there.  The SEND that follows the atomic is fenced
  * (ib_rdma.c), so it leaves only once the atomic completed: when the
  * emulation loop runs, ->xmit_atomic() returns -EAGAIN until the loop
- * finished and kicks the send worker when it did.
+ * finished and kicks the send worker when it did.  While the loop runs
+ * rm->m_final_op points at its context; the last completion frees the
+ * context and leaves the marker rds_ib_atomic_emul_done there instead, so
+ * nothing stays allocated if the message is never transmitted again
+ * (reconnect, cancel).  Retries are posted from the completion handler
+ * under e_ack_lock, checking RDS_IB_EP_DEAD like the ACK path, so none
+ * lands behind the drain marker of rds_ib_ep_destroy().
  *
  * The atomic WR is always signalled (one completion per hardware atomic):
  * a failure reports its true status (REMOTE_ERROR for a bad or stale key)
@@ -48,6 +58,15 @@
 
 #define RDS_IB_ATOMIC_EMUL_TRIES	64
 
+static bool rds_ib_atomic_force_emul;
+module_param(rds_ib_atomic_force_emul, bool, 0644);
+MODULE_PARM_DESC(rds_ib_atomic_force_emul,
+		 "Emulate every masked atomic on plain CMP_AND_SWP (testing)");
+
+/* rm->m_final_op once an emulation loop finished (never dereferenced). */
+static const char rds_ib_atomic_emul_done;
+#define RDS_IB_ATOMIC_EMUL_DONE	((void *)&rds_ib_atomic_emul_done)
+
 /**
  * struct rds_ib_atomic_ctx - one atomic in flight
  * @ac_cqe: completion; done = rds_ib_atomic_done
@@ -59,7 +78,6 @@
  * @ac_guess: emulation: the value we expect in the remote word
  * @ac_tries: emulation: CMP_AND_SWPs posted
  * @ac_final: no SEND follows: report success ourselves
- * @ac_done: finished (the result is in the buffer or it failed)
  */
 struct rds_ib_atomic_ctx {
 	struct ib_cqe		ac_cqe;
@@ -71,7 +89,6 @@ struct rds_ib_atomic_ctx {
 	u64			ac_guess;
 	unsigned int		ac_tries;
 	bool			ac_final;
-	bool			ac_done;
 };
 
 /**
@@ -115,6 +132,8 @@ static bool rds_ib_atomic_trivial(const struct rm_atomic_op *op)
 {
 	if (!op->op_masked)
 		return true;
+	if (READ_ONCE(rds_ib_atomic_force_emul))
+		return false;
 	if (op->op_type == RDS_ATOMIC_TYPE_FADD)
 		return !op->op_m_fadd.nocarry_mask;
 	return op->op_m_cswp.compare_mask == ~0ULL &&
@@ -168,6 +187,7 @@ static void rds_ib_atomic_finish(struct rds_ib_atomic_ctx *ac, int status)
 	struct rds_ib_ep *ep = ac->ac_ep;
 	struct rds_message *rm = ac->ac_rm;
 	struct rm_atomic_op *op = &rm->atomic;
+	bool wait = ac->ac_emulate && !ac->ac_final;
 
 	if (op->op_mapped) {
 		ib_dma_unmap_sg(ep->e_rid->rid_dev, op->op_sg, 1,
@@ -177,22 +197,30 @@ static void rds_ib_atomic_finish(struct rds_ib_atomic_ctx *ac, int status)
 	rds_ib_rdma_sq_put(ep, 1);
 	if (status != RDS_RDMA_SUCCESS || ac->ac_final)
 		rds_atomic_send_complete(rm, status);
-	smp_store_release(&ac->ac_done, true);
-	if (ac->ac_emulate || ac->ac_final) {
-		/* ->xmit_atomic() waits for us (or nothing follows). */
-		if (ac->ac_emulate && !ac->ac_final)
-			queue_delayed_work(rds_wq, &ep->e_ic->ic_cp->cp_send_w,
-					   0);
-		else
-			goto free;
-		rds_message_put(rm);
-		return;
-	}
-free:
-	if (rm->m_final_op == ac)
-		rm->m_final_op = NULL;
-	rds_message_put(rm);
 	kfree(ac);
+	if (wait) {
+		/*
+		 * ->xmit_atomic() polls m_final_op: from here on it may go on
+		 * with the SEND.  Our reference keeps @rm until we kicked.
+		 */
+		smp_store_release(&rm->m_final_op, RDS_IB_ATOMIC_EMUL_DONE);
+		rds_send_path_kick(ep->e_ic->ic_cp);
+	}
+	rds_message_put(rm);
+}
+
+/* Post the next step of an emulation loop, unless the endpoint is dying. */
+static int rds_ib_atomic_repost(struct rds_ib_atomic_ctx *ac)
+{
+	struct rds_ib_ep *ep = ac->ac_ep;
+	unsigned long flags;
+	int ret = -ENOTCONN;
+
+	spin_lock_irqsave(&ep->e_ack_lock, flags);
+	if (!test_bit(RDS_IB_EP_DEAD, &ep->e_flags))
+		ret = rds_ib_atomic_post(ac);
+	spin_unlock_irqrestore(&ep->e_ack_lock, flags);
+	return ret;
 }
 
 static void rds_ib_atomic_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -223,15 +251,19 @@ static void rds_ib_atomic_done(struct ib_cq *cq, struct ib_wc *wc)
 		rds_ib_atomic_finish(ac, RDS_RDMA_SUCCESS);
 		return;
 	}
-	if (ac->ac_tries >= RDS_IB_ATOMIC_EMUL_TRIES ||
-	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags)) {
+	if (test_bit(RDS_IB_EP_ERROR, &ep->e_flags)) {
+		rds_ib_atomic_finish(ac, RDS_RDMA_DROPPED);
+		return;
+	}
+	if (ac->ac_tries >= RDS_IB_ATOMIC_EMUL_TRIES) {
+		rds_ib_stats_inc(s_ib_atomic_emulated_exhausted);
 		rds_ib_atomic_finish(ac, RDS_RDMA_OTHER_ERROR);
 		return;
 	}
 	rds_ib_stats_inc(s_ib_atomic_emulated_retries);
 	ac->ac_guess = r;
 	rds_ib_atomic_emul_prep(ac);
-	if (rds_ib_atomic_post(ac)) {
+	if (rds_ib_atomic_repost(ac)) {
 		rds_ib_ep_error(ep, "ib_post_send of atomic failed");
 		rds_ib_atomic_finish(ac, RDS_RDMA_DROPPED);
 	}
@@ -275,16 +307,16 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 	struct rds_message *rm = container_of(op, struct rds_message, atomic);
 	struct rds_ib_connection *ic = cp->cp_transport_data;
 	struct rds_ib_ep *ep = READ_ONCE(ic->ic_ep);
-	struct rds_ib_atomic_ctx *ac = rm->m_final_op;
+	void *pending = smp_load_acquire(&rm->m_final_op);
+	struct rds_ib_atomic_ctx *ac;
 	struct rds_ib_device *rid;
 	bool wait;
 
-	if (ac) {
-		/* An emulation loop we started earlier. */
-		if (!smp_load_acquire(&ac->ac_done))
+	if (pending) {
+		/* An emulation loop we started earlier: never touch it. */
+		if (pending != RDS_IB_ATOMIC_EMUL_DONE)
 			return -EAGAIN;
 		rm->m_final_op = NULL;
-		kfree(ac);
 		return 0;
 	}
 	if (!ep || !test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
@@ -359,6 +391,7 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 		}
 	} else {
 		ac->ac_emulate = true;
+		rds_ib_stats_inc(s_ib_atomic_emulated);
 		/* First guess: the compare value (CSWP) or zero (FADD). */
 		ac->ac_guess = op->op_type == RDS_ATOMIC_TYPE_CSWP ?
 			       op->op_m_cswp.compare : 0;
@@ -369,7 +402,10 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 			rds_ib_stats_inc(s_ib_atomic_cswp);
 	}
 
-	/* @ac may be gone once posted unless the emulation waits for it. */
+	/*
+	 * @ac is the completion's once posted (it frees it); a waiting
+	 * emulation is found again through m_final_op, never through @ac.
+	 */
 	wait = ac->ac_emulate && !ac->ac_final;
 	rds_message_addref(rm);
 	if (wait)

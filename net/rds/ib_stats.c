@@ -75,6 +75,8 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_atomic_wrs",
 	"ib_atomic_completions",
 	"ib_atomic_emulated_retries",
+	"ib_atomic_emulated",
+	"ib_atomic_emulated_exhausted",
 };
 
 static_assert(ARRAY_SIZE(rds_ib_stat_names) * sizeof(u64) ==
