@@ -31,7 +31,9 @@
  *     the HCA returns the old value in host order, as rxe does.
  *
  * iWARP devices (siw) and devices with atomic_cap NONE have no atomics:
- * ->atomic_check() makes sendmsg() fail with EOPNOTSUPP.
+ * ->atomic_check() makes sendmsg() fail with EOPNOTSUPP.  A misaligned
+ * remote address is not posted: it reports REMOTE_ERROR, what a responder
+ * answers, and the message goes on without its atomic.
  *
  * The 8-byte result goes to the (8-byte aligned, pinned) local buffer;
  * the HCA writes it there.  The SEND that follows the atomic is fenced
@@ -330,6 +332,14 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 	}
 	if (!op->op_sg || op->op_sg->length < 8)
 		return -EIO;
+	if (op->op_remote_addr & 7) {
+		/*
+		 * The responder would NAK it (invalid request); rxe even
+		 * refuses the post, which would cost the connection.
+		 */
+		rds_atomic_send_complete(rm, RDS_RDMA_REMOTE_ERROR);
+		return 0;
+	}
 
 	if (!rds_ib_rdma_sq_get(ep, 1)) {
 		set_bit(RDS_IB_EP_TX_FULL, &ep->e_flags);

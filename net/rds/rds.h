@@ -515,8 +515,8 @@ struct rm_rdma_op {
  * @op_m_cswp: compare/swap operands and masks
  * @op_m_fadd: add operand and nocarry mask
  * @op_rkey: remote key
- * @op_remote_addr: remote address (cookie offset + remote_addr), 8-aligned
- *	is the HCA's business (it fails the op, REMOTE_ERROR)
+ * @op_remote_addr: remote address (cookie offset + remote_addr); when it
+ *	is not 8-aligned the op fails with REMOTE_ERROR (HCA or transport)
  * @op_sg: one entry: the 8-byte local result buffer (8-byte aligned, pinned)
  * @op_notifier: notification, or NULL
  * @op_rdma_mr: unused (NULL)
