@@ -55,15 +55,44 @@
 #include <linux/kernel.h>
 #include <linux/slab.h>
 #include <linux/highmem.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
 
 #include "ib.h"
 
 #define RDS_IB_ATOMIC_EMUL_TRIES	64
 
+/*
+ * Read once per op (READ_ONCE()), so it may change at run time: an op
+ * already posted keeps the opcode it was given.
+ */
 static bool rds_ib_atomic_force_emul;
-module_param(rds_ib_atomic_force_emul, bool, 0644);
+
+static int rds_ib_atomic_force_emul_set(const char *val,
+					const struct kernel_param *kp)
+{
+	bool v = true;	/* a bare "rds_ib_atomic_force_emul" sets it */
+
+	if (val && kstrtobool(val, &v)) {
+		pr_err("%s: %s=%.*s refused: must be a boolean (0/1, n/y)\n",
+		       KBUILD_MODNAME, kp->name, (int)strcspn(val, "\n"), val);
+		return -EINVAL;
+	}
+	WRITE_ONCE(rds_ib_atomic_force_emul, v);
+	return 0;
+}
+
+static const struct kernel_param_ops rds_ib_atomic_force_emul_ops = {
+	.flags	= KERNEL_PARAM_OPS_FL_NOARG,
+	.set	= rds_ib_atomic_force_emul_set,
+	.get	= param_get_bool,
+};
+
+module_param_cb(rds_ib_atomic_force_emul, &rds_ib_atomic_force_emul_ops,
+		&rds_ib_atomic_force_emul, 0644);
+__MODULE_PARM_TYPE(rds_ib_atomic_force_emul, "bool");
 MODULE_PARM_DESC(rds_ib_atomic_force_emul,
-		 "Emulate every masked atomic on plain CMP_AND_SWP (testing)");
+		 " Emulate every masked atomic with a CMP_AND_SWP loop, even where plain or native masked opcodes would do (testing; default N)");
 
 /* rm->m_final_op once an emulation loop finished (never dereferenced). */
 static const char rds_ib_atomic_emul_done;

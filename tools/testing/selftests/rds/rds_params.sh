@@ -169,7 +169,8 @@ default $P/rds_rdma/parameters/rds_ib_mr_8k_pool_size 348160
 default $P/rds_rdma/parameters/rds_ib_mr_1m_pool_size 4096
 
 # The writable ones of rds_rdma.ko, live.
-for p in rds_ib_inv_batch rds_ib_inv_flush_us rds_ib_inv_force_local; do
+for p in rds_ib_inv_batch rds_ib_inv_flush_us rds_ib_inv_force_local \
+	 rds_ib_atomic_force_emul; do
 	t "rds_rdma/$p is 0644" '[ "$(stat -c %a $P/rds_rdma/parameters/$p)" = 644 ]'
 done
 W=$P/rds_rdma/parameters
@@ -196,6 +197,10 @@ good $W/rds_ib_inv_force_local 0 N
 good $W/rds_ib_inv_force_local 1 Y
 bad $W/rds_ib_inv_force_local maybe
 good $W/rds_ib_inv_force_local N
+default $W/rds_ib_atomic_force_emul N
+good $W/rds_ib_atomic_force_emul y Y
+bad $W/rds_ib_atomic_force_emul 2
+good $W/rds_ib_atomic_force_emul 0 N
 
 # At load time.  loads MODULE PARAMS...: insmod succeeds.  refused MODULE
 # PARAM=VALUE: insmod fails with EINVAL, the module is not loaded and the
@@ -249,28 +254,31 @@ for pv in rds_ib_retry_count=8 rds_ib_retry_count=-1 rds_ib_retry_count=x \
 	  rds_ib_mr_1m_pool_size=0 rds_ib_mr_1m_pool_size=-1 \
 	  rds_ib_inv_batch=0 rds_ib_inv_batch=65 \
 	  rds_ib_inv_flush_us=100001 rds_ib_inv_flush_us=1e3 \
-	  rds_ib_inv_force_local=maybe; do
+	  rds_ib_inv_force_local=maybe rds_ib_atomic_force_emul=maybe; do
 	refused rds_rdma "$pv"
 done
 loads rds_rdma rds_ib_retry_count=0 rds_ib_mr_8k_pool_size=1 \
 	rds_ib_mr_1m_pool_size=1 rds_ib_inv_batch=1 rds_ib_inv_flush_us=0 \
-	rds_ib_inv_force_local
+	rds_ib_inv_force_local rds_ib_atomic_force_emul
 readback rds_rdma rds_ib_retry_count 0
 readback rds_rdma rds_ib_mr_8k_pool_size 1
 readback rds_rdma rds_ib_mr_1m_pool_size 1
 readback rds_rdma rds_ib_inv_batch 1
 readback rds_rdma rds_ib_inv_flush_us 0
 readback rds_rdma rds_ib_inv_force_local Y
+readback rds_rdma rds_ib_atomic_force_emul Y
 rmmod rds_rdma
 loads rds_rdma rds_ib_retry_count=7 rds_ib_mr_8k_pool_size=2147483647 \
 	rds_ib_mr_1m_pool_size=2147483647 rds_ib_inv_batch=64 \
-	rds_ib_inv_flush_us=100000 rds_ib_inv_force_local=n
+	rds_ib_inv_flush_us=100000 rds_ib_inv_force_local=n \
+	rds_ib_atomic_force_emul=0
 readback rds_rdma rds_ib_retry_count 7
 readback rds_rdma rds_ib_mr_8k_pool_size 2147483647
 readback rds_rdma rds_ib_mr_1m_pool_size 2147483647
 readback rds_rdma rds_ib_inv_batch 64
 readback rds_rdma rds_ib_inv_flush_us 100000
 readback rds_rdma rds_ib_inv_force_local N
+readback rds_rdma rds_ib_atomic_force_emul N
 
 # Back to the defaults for whatever runs next.
 unload
