@@ -335,8 +335,10 @@ void rds_ib_unuse_mr(struct rds_mr *mr, struct rds_incoming *inc)
 	unsigned long flags;
 	bool live = false, wait = false;
 
-	if (!ibmr)
+	if (!ibmr) {
+		rds_mr_put(mr);		/* the reference ->get_mr() gave us */
 		return;
+	}
 	md = ibmr->m_md;
 	ibmr->m_unuse_w.w_done = rds_ib_inv_unhold;
 	ibmr->m_unuse_inc = inc;

@@ -803,6 +803,56 @@ static void rds_ib_mr_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	complete(&mr->m_reg_done);
 }
 
+struct rds_ib_mr_sync_waiter {
+	struct rds_ib_inv_waiter	sw_w;
+	struct completion		sw_done;
+};
+
+static void rds_ib_mr_sync_done(struct rds_ib_inv_waiter *w)
+{
+	struct rds_ib_mr_sync_waiter *sw = container_of(w, struct
+							rds_ib_mr_sync_waiter,
+							sw_w);
+
+	complete(&sw->sw_done);
+}
+
+/*
+ * A registered key that md_keys cannot track (xa_insert failed): kill it
+ * before anyone learns it, and wait for its death, because the caller
+ * gives the pages back as soon as we fail.  Process context; @mr holds
+ * the user's and the live key's references and drops the user's.
+ */
+static void rds_ib_mr_kill_untracked(struct rds_ib_mr *mr)
+{
+	struct rds_ib_mr_dev *md = mr->m_md;
+	struct rds_ib_mr_sync_waiter sw;
+	unsigned long flags;
+
+	init_completion(&sw.sw_done);
+	sw.sw_w.w_done = rds_ib_mr_sync_done;
+	mr->m_sg_release = NULL;
+	xa_lock_irqsave(&md->md_keys, flags);
+	mr->m_key_state = RDS_IB_KEY_LIVE;
+	list_add_tail(&sw.sw_w.w_item, &mr->m_waiters);
+	xa_unlock_irqrestore(&md->md_keys, flags);
+	rds_ib_inv_queue(mr, true);
+	/* Always comes: the LOCAL_INV batch, recovery or device removal. */
+	wait_for_completion(&sw.sw_done);
+	/*
+	 * The HCA is done with the pages.  Unmap them here, not in the last
+	 * put, which may come after the caller freed the scatterlist; the
+	 * user's hold keeps that put from running concurrently.
+	 */
+	if (mr->m_mapped)
+		ib_dma_unmap_sg(md->md_rid->rid_dev, mr->m_sg, mr->m_nents,
+				mr->m_dir);
+	mr->m_mapped = 0;
+	mr->m_sg = NULL;
+	mr->m_nents = 0;
+	rds_ib_mr_put_ref(mr);
+}
+
 static unsigned int rds_ib_sg_pages(struct scatterlist *sg, unsigned int nents)
 {
 	struct scatterlist *s;
@@ -944,11 +994,7 @@ struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
 	atomic_set(&mr->m_refs, 2);
 	ret = xa_insert_bh(&md->md_keys, mr->m_rkey, mr, GFP_KERNEL);
 	if (ret) {
-		/* Cannot track the key: kill it before anyone learns it. */
-		mr->m_key_state = RDS_IB_KEY_LIVE;
-		atomic_set(&mr->m_refs, 1);
-		mr->m_sg_release = NULL;
-		rds_ib_inv_queue(mr, true);
+		rds_ib_mr_kill_untracked(mr);
 		return ERR_PTR(-ENOMEM);
 	}
 	mr->m_key_state = RDS_IB_KEY_LIVE;
@@ -1120,6 +1166,8 @@ void rds_ib_free_mr(struct rds_mr *mr, bool invalidate)
 
 	if (ibmr)
 		rds_ib_mr_release(ibmr, invalidate);
+	else
+		rds_mr_put(mr);		/* the reference ->get_mr() gave us */
 }
 
 /**

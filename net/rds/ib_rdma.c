@@ -22,16 +22,24 @@
  * op is against a use-once key (op_use_once) and the connection negotiated
  * remote invalidation (rds_ib_inv_send_remote_ok, ib_inv.c).
  *
- * Completions.  Only the last RDMA WR of an op is signalled (one
- * completion per op); the others complete only on error.  The first error
- * reports its true status through rds_rdma_send_complete(): REMOTE_ERROR
- * for a bad or stale key (remote access/invalid request/operation errors),
- * DROPPED for a flush, OTHER_ERROR otherwise; later reports of the same op
- * are ignored by rds.ko.  A silent op with no SEND reports its success on
- * the last WR's completion; otherwise the SEND's completion reports it
- * (rds_ib_rdma_msg_sent, called by ib_send.c when it releases the message).
- * The last completion unmaps the pages.  Any error drops the connection
- * (the recovery policy of ib_cm.c).
+ * Completions.  Every RDMA WR of an op is signalled and holds a reference
+ * on the op's context (rc_pending), so the context, the message reference
+ * and the DMA mapping go with the last completion that comes, even when
+ * only part of a chain could be posted.  An op is one WR unless it has
+ * more pages than the QP's SGE limit, so this costs nothing in the common
+ * case; the send CQ has an entry for every send queue entry.  The first
+ * error reports its true status through rds_rdma_send_complete():
+ * REMOTE_ERROR for a bad or stale key (remote access/invalid
+ * request/operation errors), DROPPED for a flush, OTHER_ERROR otherwise;
+ * later reports of the same op are ignored by rds.ko.  A silent op with no
+ * SEND reports its success on the last WR's completion; otherwise the
+ * SEND's completion reports it (rds_ib_rdma_msg_sent, called by ib_send.c
+ * when it releases the message).  Any error drops the connection (the
+ * recovery policy of ib_cm.c).
+ *
+ * The pages are DMA-mapped only while a context holds them: a call that
+ * cannot post (send queue full, no memory) unmaps again, so a message that
+ * is then dropped (reconnect) never leaves a mapping behind.
  *
  * Send queue room: the QP has RDS_IB_RDMA_SQ entries beyond the send ring;
  * e_rdma_inuse counts those in use by RDMA and atomic WRs.
@@ -47,9 +55,11 @@
  * @rc_last_cqe: completion of the last, signalled WR
  * @rc_ep: endpoint it was posted on
  * @rc_rm: the message (a reference)
- * @rc_nwr: work requests posted
+ * @rc_nwr: send queue entries reserved (work requests of the op)
+ * @rc_pending: completions still to come (one per posted WR)
  * @rc_final: no SEND follows: this op reports success
  * @rc_failed: an error was already reported
+ * @rc_last_ok: the last WR completed successfully
  * @rc_wrs: the work requests
  * @rc_sges: their SGEs
  */
@@ -59,8 +69,10 @@ struct rds_ib_rdma_ctx {
 	struct rds_ib_ep	*rc_ep;
 	struct rds_message	*rc_rm;
 	unsigned int		rc_nwr;
+	atomic_t		rc_pending;
 	bool			rc_final;
 	bool			rc_failed;
+	bool			rc_last_ok;
 	struct ib_rdma_wr	*rc_wrs;
 	struct ib_sge		rc_sges[];
 };
@@ -139,6 +151,25 @@ static void rds_ib_rdma_fail(struct rds_ib_rdma_ctx *ctx, struct ib_wc *wc,
 	rds_ib_ep_wc_error(ep, wc);
 }
 
+/*
+ * Drop @n of the context's pending completions; the last one unmaps the
+ * pages, reports the success of a silent op, and frees everything.
+ */
+static void rds_ib_rdma_ctx_put(struct rds_ib_rdma_ctx *ctx, unsigned int n)
+{
+	struct rds_ib_ep *ep = ctx->rc_ep;
+	struct rds_message *rm = ctx->rc_rm;
+
+	if (!atomic_sub_and_test(n, &ctx->rc_pending))
+		return;
+	rds_ib_rdma_unmap(ep, &rm->rdma);
+	if (ctx->rc_last_ok && ctx->rc_final && !ctx->rc_failed)
+		rds_rdma_send_complete(rm, RDS_RDMA_SUCCESS);
+	rds_ib_rdma_sq_put(ep, ctx->rc_nwr);
+	rds_message_put(rm);
+	kfree(ctx);
+}
+
 static void rds_ib_rdma_mid_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rds_ib_rdma_ctx *ctx = container_of(wc->wr_cqe,
@@ -148,6 +179,7 @@ static void rds_ib_rdma_mid_done(struct ib_cq *cq, struct ib_wc *wc)
 	/* WARNING: Only wr_cqe and status are reliable at this point */
 	if (wc->status != IB_WC_SUCCESS)
 		rds_ib_rdma_fail(ctx, wc, "RDMA");
+	rds_ib_rdma_ctx_put(ctx, 1);
 }
 
 static void rds_ib_rdma_last_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -155,19 +187,15 @@ static void rds_ib_rdma_last_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rds_ib_rdma_ctx *ctx = container_of(wc->wr_cqe,
 						   struct rds_ib_rdma_ctx,
 						   rc_last_cqe);
-	struct rds_ib_ep *ep = ctx->rc_ep;
-	struct rds_message *rm = ctx->rc_rm;
 
 	/* WARNING: Only wr_cqe and status are reliable at this point */
 	rds_ib_stats_inc(s_ib_rdma_completions);
-	rds_ib_rdma_unmap(ep, &rm->rdma);
 	if (wc->status != IB_WC_SUCCESS)
 		rds_ib_rdma_fail(ctx, wc, "RDMA");
-	else if (ctx->rc_final && !ctx->rc_failed)
-		rds_rdma_send_complete(rm, RDS_RDMA_SUCCESS);
-	rds_ib_rdma_sq_put(ep, ctx->rc_nwr);
-	rds_message_put(rm);
-	kfree(ctx);
+	else
+		ctx->rc_last_ok = true;
+	/* ORDER: the earlier WRs of the chain completed before this one. */
+	rds_ib_rdma_ctx_put(ctx, 1);
 }
 
 /**
@@ -187,12 +215,13 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	struct rds_ib_ep *ep = READ_ONCE(ic->ic_ep);
 	const struct ib_send_wr *bad_wr;
 	struct rds_ib_rdma_ctx *ctx;
+	struct ib_rdma_wr *wrs;
 	struct ib_device *dev;
 	struct scatterlist *sg;
 	unsigned int max_sge, nwr, i, j, s;
 	u64 raddr;
 	u32 lkey;
-	int ret;
+	int n, ret;
 
 	if (!ep || !test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
 	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
@@ -201,31 +230,34 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	if (!op->op_nents || !op->op_bytes)
 		return -EIO;
 
-	if (!op->op_mapped) {
-		int n = ib_dma_map_sg(dev, op->op_sg, op->op_nents,
-				      op->op_write ? DMA_TO_DEVICE :
-						     DMA_FROM_DEVICE);
-		if (!n)
-			return -ENOMEM;
-		op->op_count = n;
-		op->op_mapped = 1;
-	}
+	/* Mapped only while a context holds the op (a posted one). */
+	if (op->op_mapped)
+		return -EIO;
+	n = ib_dma_map_sg(dev, op->op_sg, op->op_nents,
+			  op->op_write ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+	if (!n)
+		return -ENOMEM;
+	op->op_count = n;
+	op->op_mapped = 1;
 	max_sge = max_t(u32, 1, ep->e_max_send_sge);
 	nwr = DIV_ROUND_UP(op->op_count, max_sge);
 	if (!rds_ib_rdma_sq_get(ep, nwr)) {
 		set_bit(RDS_IB_EP_TX_FULL, &ep->e_flags);
+		rds_ib_rdma_unmap(ep, op);
 		return -EAGAIN;
 	}
 	ctx = kzalloc(struct_size(ctx, rc_sges, op->op_count) +
 		      nwr * sizeof(struct ib_rdma_wr), GFP_ATOMIC | __GFP_NOWARN);
 	if (!ctx) {
 		rds_ib_rdma_sq_put(ep, nwr);
+		rds_ib_rdma_unmap(ep, op);
 		return -ENOMEM;
 	}
 	ctx->rc_wrs = (struct ib_rdma_wr *)&ctx->rc_sges[op->op_count];
 	ctx->rc_ep = ep;
 	ctx->rc_rm = rm;
 	ctx->rc_nwr = nwr;
+	atomic_set(&ctx->rc_pending, nwr);
 	ctx->rc_final = op->op_silent && !rm->m_payload_len &&
 			!rm->m_rdma_cookie;
 	ctx->rc_mid_cqe.done = rds_ib_rdma_mid_done;
@@ -242,6 +274,7 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 		wr->wr.opcode = op->op_write ? IB_WR_RDMA_WRITE :
 					       IB_WR_RDMA_READ;
 		wr->wr.wr_cqe = &ctx->rc_mid_cqe;
+		wr->wr.send_flags = IB_SEND_SIGNALED;
 		wr->wr.sg_list = &ctx->rc_sges[s];
 		wr->remote_addr = raddr;
 		wr->rkey = op->op_rkey;
@@ -258,25 +291,27 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 			wr->wr.next = &ctx->rc_wrs[i + 1].wr;
 	}
 	ctx->rc_wrs[nwr - 1].wr.wr_cqe = &ctx->rc_last_cqe;
-	ctx->rc_wrs[nwr - 1].wr.send_flags = IB_SEND_SIGNALED;
 	if (op->op_fence)
 		ctx->rc_wrs[0].wr.send_flags |= IB_SEND_FENCE;
 
+	wrs = ctx->rc_wrs;
 	rds_message_addref(rm);
-	ret = ib_post_send(ep->e_qp, &ctx->rc_wrs[0].wr, &bad_wr);
+	ret = ib_post_send(ep->e_qp, &wrs[0].wr, &bad_wr);
 	if (unlikely(ret)) {
-		rds_ib_ep_error(ep, "ib_post_send of RDMA failed");
-		if (bad_wr == &ctx->rc_wrs[0].wr) {
-			rds_ib_rdma_sq_put(ep, nwr);
-			rds_message_put(rm);
-			kfree(ctx);
-		}
+		unsigned int posted = 0;
+
 		/*
-		 * Else the posted part completes (flushed) through
-		 * rc_mid_cqe; the last WR never posted and @ctx stays
-		 * until the endpoint's CQ is gone: leaked, on this
-		 * should-not-happen path only.
+		 * The WRs before @bad_wr were posted and complete (flushed,
+		 * the endpoint goes into error) through rc_mid_cqe, maybe
+		 * already; the others never will: drop their share.  The
+		 * last put, here or in a completion, frees @ctx, which the
+		 * unposted share keeps alive until then.
 		 */
+		while (posted < nwr && &wrs[posted].wr != bad_wr)
+			posted++;
+		rds_ib_ep_error(ep, "ib_post_send of RDMA failed");
+		if (posted < nwr)
+			rds_ib_rdma_ctx_put(ctx, nwr - posted);
 		return -EIO;
 	}
 	rds_ib_stats_add(s_ib_rdma_wrs, nwr);
