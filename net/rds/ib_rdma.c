@@ -8,9 +8,9 @@
  *
  * rds.ko calls ->xmit_rdma() for a message that carries an RDMA op, before
  * its ->xmit().  We DMA-map the local pages and post the RDMA READ or
- * WRITE work requests (as many as the QP's SGE limit needs, the remote
- * address advancing) on the connection's QP, so the SEND that ->xmit()
- * posts afterwards follows them on the same send queue:
+ * WRITE work requests (as many as the QP's SGE limit needs, max_sge_rd for
+ * READs, the remote address advancing) on the connection's QP, so the
+ * SEND that ->xmit() posts afterwards follows them on the same send queue:
  *
  *   ORDER: on an RC QP the responder executes the WRITEs before the SEND,
  *   so when the owner receives the message its buffer holds the data.
@@ -239,7 +239,11 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 		return -ENOMEM;
 	op->op_count = n;
 	op->op_mapped = 1;
-	max_sge = max_t(u32, 1, ep->e_max_send_sge);
+	/* iWARP devices (siw) take a single SGE per RDMA READ. */
+	max_sge = ep->e_max_send_sge;
+	if (!op->op_write)
+		max_sge = min_t(u32, max_sge, dev->attrs.max_sge_rd);
+	max_sge = max_t(u32, 1, max_sge);
 	nwr = DIV_ROUND_UP(op->op_count, max_sge);
 	if (!rds_ib_rdma_sq_get(ep, nwr)) {
 		set_bit(RDS_IB_EP_TX_FULL, &ep->e_flags);
