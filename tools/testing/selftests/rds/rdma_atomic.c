@@ -24,8 +24,10 @@
  * CSWP on random values and masks equal a software reference (old value
  * and new memory), with rds_rdma's default choice of opcode and with
  * rds_ib_atomic_force_emul=Y (every masked op emulated by a CMP_AND_SWP
- * loop), also racing plain fetch-adds; over siw (iWARP, debug kernel) every
- * atomic fails with EOPNOTSUPP at sendmsg().
+ * loop), also racing plain fetch-adds, with node 0's ib_atomic_emulated
+ * counter counting exactly the emulated ops and ib_atomic_emulated_exhausted
+ * none; over siw (iWARP, debug kernel) every atomic fails with EOPNOTSUPP
+ * at sendmsg().
  *
  * rxe has plain atomics only (masked_atomic_cap NONE), so on rxe the
  * default choice already emulates every non-trivial masked op; the
@@ -424,6 +426,37 @@ static uint64_t rnd_mask(void)
 	}
 }
 
+/* Value of an RDS_INFO_COUNTERS counter of this node, or -1. */
+static long long counter(const char *name)
+{
+	struct rds_info_counter *c;
+	socklen_t len = 0;
+	long long v = -1;
+	unsigned int i, n;
+	void *buf = NULL;
+	int fd = rds_socket();
+
+	if (fd < 0)
+		return -1;
+	/* The first call says how much room the counters need. */
+	getsockopt(fd, SOL_RDS, RDS_INFO_COUNTERS, NULL, &len);
+	if (!len)
+		goto out;
+	len += 64 * sizeof(*c);
+	buf = calloc(1, len);
+	if (!buf || getsockopt(fd, SOL_RDS, RDS_INFO_COUNTERS, buf, &len) < 0)
+		goto out;
+	c = buf;
+	n = len / sizeof(*c);
+	for (i = 0; i < n; i++)
+		if (!strncmp((char *)c[i].name, name, sizeof(c[i].name)))
+			v = c[i].value;
+out:
+	free(buf);
+	close(fd);
+	return v;
+}
+
 static int param_set(const char *v)
 {
 	return rds_write_file(PARAM, v);
@@ -780,12 +813,13 @@ TEST_F_TIMEOUT(at, remote_errors, 600)
  * the number of mismatches.
  */
 static int masked_random(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(at) *self, int rounds)
+			 FIXTURE_DATA(at) *self, int rounds, int *nontrivial)
 {
 	uint64_t *res = self->res, v, want, got, tok;
 	struct rds_atomic_args at;
 	int i, bad = 0;
 
+	*nontrivial = 0;
 	for (i = 0; i < rounds; i++) {
 		bool fadd = i & 1;
 		uint32_t idx = 8 + (i % 16);
@@ -801,6 +835,7 @@ static int masked_random(struct __test_metadata *_metadata,
 			at.m_fadd.nocarry_mask = rnd_mask();
 			want = ref_fadd(v, at.m_fadd.add,
 					at.m_fadd.nocarry_mask);
+			*nontrivial += at.m_fadd.nocarry_mask != 0;
 		} else {
 			at.m_cswp.compare_mask = rnd_mask();
 			at.m_cswp.swap_mask = rnd_mask();
@@ -811,6 +846,8 @@ static int masked_random(struct __test_metadata *_metadata,
 			want = ref_cswp(v, at.m_cswp.compare, at.m_cswp.swap,
 					at.m_cswp.compare_mask,
 					at.m_cswp.swap_mask);
+			*nontrivial += at.m_cswp.compare_mask != ~0ULL ||
+				       at.m_cswp.swap_mask != ~0ULL;
 		}
 		*res = ~v;
 		ASSERT_LE(0, send_atomic(self->a, &self->srv, fadd ?
@@ -858,29 +895,55 @@ TEST(reference)
 	EXPECT_EQ(0x19ULL, ref_cswp(0xf8, 0, 0x19, 0, ~0ULL));
 }
 
+/*
+ * Run masked_random() and check what the emulation counters of node 0 say:
+ * emulated is how many ops should have gone through the loop.
+ */
+static void masked_check(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(at) *self, bool forced)
+{
+	long long e0 = counter("ib_atomic_emulated");
+	long long x0 = counter("ib_atomic_emulated_exhausted");
+	long long r0 = counter("ib_atomic_emulated_retries");
+	int nontrivial, rounds = 96;
+
+	ASSERT_EQ(0, param_set(forced ? "Y" : "N"));
+	EXPECT_EQ(0, masked_random(_metadata, self, rounds, &nontrivial));
+	EXPECT_TRUE(quiet(self->a));
+	if (e0 < 0) {
+		TH_LOG("no ib_atomic_emulated counter: not checked");
+		return;
+	}
+	TH_LOG("%d of %d masked ops not trivial; emulated %lld, retries %lld",
+	       nontrivial, rounds, counter("ib_atomic_emulated") - e0,
+	       counter("ib_atomic_emulated_retries") - r0);
+	/* rxe has no masked opcodes: every non-trivial one is emulated */
+	EXPECT_EQ(forced ? rounds : only_soft_devices() ? nontrivial : 0,
+		  counter("ib_atomic_emulated") - e0);
+	EXPECT_EQ(0, counter("ib_atomic_emulated_exhausted") - x0);
+}
+
 /* rds_rdma's own choice: plain opcodes for trivial masks, else emulated. */
 TEST_F_TIMEOUT(at, masked_default, 900)
 {
-	ASSERT_EQ(0, param_set("N"));
-	EXPECT_EQ(0, masked_random(_metadata, self, 96));
-	EXPECT_TRUE(quiet(self->a));
+	masked_check(_metadata, self, false);
 }
 
 /* Every masked op through the emulation loop. */
 TEST_F_TIMEOUT(at, masked_emulated, 900)
 {
-	ASSERT_EQ(0, param_set("Y"));
-	EXPECT_EQ(0, masked_random(_metadata, self, 96));
-	EXPECT_TRUE(quiet(self->a));
+	masked_check(_metadata, self, true);
 }
 
 /* Native masked opcodes need a device that has them. */
 TEST_F(at, masked_native)
 {
+	int nontrivial;
+
 	if (only_soft_devices())
 		SKIP(return, "rxe has no masked atomics (masked_atomic_cap NONE)");
 	ASSERT_EQ(0, param_set("N"));
-	EXPECT_EQ(0, masked_random(_metadata, self, 96));
+	EXPECT_EQ(0, masked_random(_metadata, self, 96, &nontrivial));
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -905,6 +968,9 @@ static void many(struct __test_metadata *_metadata, FIXTURE_DATA(at) *self,
 	struct srep r;
 	int p[2], i, st, bad = 0, m;
 	pid_t pids[8];
+	long long e0 = counter("ib_atomic_emulated");
+	long long r0 = counter("ib_atomic_emulated_retries");
+	long long x0 = counter("ib_atomic_emulated_exhausted");
 	int mr_fd;
 
 	ASSERT_EQ(0, param_set(forced ? "Y" : "N"));
@@ -985,6 +1051,15 @@ static void many(struct __test_metadata *_metadata, FIXTURE_DATA(at) *self,
 	EXPECT_EQ(0, ours[2]);
 	free(seen);
 	close(mr_fd);
+	if (e0 >= 0) {
+		TH_LOG("emulated %lld, retries %lld, exhausted %lld",
+		       counter("ib_atomic_emulated") - e0,
+		       counter("ib_atomic_emulated_retries") - r0,
+		       counter("ib_atomic_emulated_exhausted") - x0);
+		EXPECT_EQ(masked ? (procs / 2) * n : 0,
+			  counter("ib_atomic_emulated") - e0);
+		EXPECT_EQ(0, counter("ib_atomic_emulated_exhausted") - x0);
+	}
 }
 
 TEST_F_TIMEOUT(at, fadd_many, 900)
