@@ -10,16 +10,22 @@ out=$top/build/bench
 mkdir -p "$out"
 log=$out/run.log
 "$here/run_vm.sh" --kernel "${KERNEL:-stock}" --show bench-cluster.sh 2>&1 | tee "$log" |
-	grep --line-buffered -v "^@@BENCH-JSON"
+	grep --line-buffered -v "^@@BENCH-\(JSON\|MEM\)"
 rc=${PIPESTATUS[0]}
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 for m in ours intree; do
 	line=$(grep -a "^@@BENCH-JSON $m " "$log" | tail -n 1)
 	[ -n "$line" ] && printf '%s\n' "${line#@@BENCH-JSON $m }" >"$out/$m.json"
 done
+grep -a '^@@BENCH-MEM ' "$log" | tr -d '\r' >"$out/mem.txt"
 python3 - "$out" "${KERNEL:-stock}" "$stamp" <<'PY'
 import json, os, sys
 out, kernel, stamp = sys.argv[1:4]
+mem = {}
+for line in open(os.path.join(out, "mem.txt")):
+    f = line.split()
+    if len(f) >= 3:
+        mem.setdefault(f[1], {})[f[2]] = {k: int(v) for k, v in (x.split("=") for x in f[3:])}
 runs = {}
 for m in ("ours", "intree"):
     p = os.path.join(out, m + ".json")
@@ -66,7 +72,15 @@ if "intree" in runs and not any(r["test"] == "atomic" for r in runs["intree"]["r
                  " does not have; the message then stays queued and wedges the connection")
 if notes:
     print("\n".join(notes))
-combined = {"kernel": kernel, "when": stamp, "runs": runs}
+if mem:
+    print("\nmemory on node 0: module text+data (/proc/modules), kernel slab idle -> after the run")
+    for m in ("ours", "intree"):
+        d = mem.get(m, {})
+        if "idle" in d and "after" in d:
+            print(f'  {m:<7} modules {d["idle"]["modules_bytes"] / 1024:7.0f} KiB,'
+                  f' slab {d["idle"]["slab_kb"]} -> {d["after"]["slab_kb"]} kB'
+                  f' ({d["after"]["slab_kb"] - d["idle"]["slab_kb"]:+d} kB)')
+combined = {"kernel": kernel, "when": stamp, "runs": runs, "memory": mem}
 with open(os.path.join(out, "bench.json"), "w") as f:
     json.dump(combined, f, indent=1)
 print(f"\nJSON: {out}/ours.json, {out}/intree.json, {out}/bench.json")

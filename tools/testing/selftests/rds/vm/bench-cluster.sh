@@ -11,14 +11,23 @@ mods_everywhere() { # ours|intree
 		rds-peer 1 "rds-mods unload && rds-mods load $1" >/dev/null
 }
 
+# Memory on node 0: module sizes (/proc/modules) and kernel slab in kB.
+mem() { # LABEL WHEN
+	mods=$(awk '$1 == "rds" || $1 == "rds_rdma" { s += $2 } END { print s + 0 }' /proc/modules)
+	slab=$(awk '$1 == "Slab:" { print $2 }' /proc/meminfo)
+	echo "@@BENCH-MEM $1 $2 modules_bytes=$mods slab_kb=$slab"
+}
+
 run() { # LABEL [rds-bench options]
 	label=$1; shift
 	echo "==== rds-bench, $label modules on both nodes"
+	mem "$label" idle
 	rds-peer 1 "rds-bench -S -Q -d 600 $RDS_PEER_ADDR >/tmp/bench-server.log 2>&1 & echo \$! >/tmp/bench-server.pid" >/dev/null
 	sleep 1
 	rds-bench -j -x -d "$D" -q 8 -s "$SIZES" -I "$RDS_LOCAL_ADDR" "$@" "$RDS_PEER_ADDR" \
 		>/tmp/bench-$label.json 2>/tmp/bench-$label.err
 	rc=$?
+	mem "$label" after
 	sed 's/^/  /' /tmp/bench-$label.err
 	echo "@@BENCH-JSON $label $(tr -d '\n' </tmp/bench-$label.json)"
 	echo "  rds-bench exit status $rc"
