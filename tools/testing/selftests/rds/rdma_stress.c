@@ -29,7 +29,9 @@
  * RDMA_STRESS_OPS_V6 / RDMA_STRESS_OPS_SIW say otherwise.  siw runs only
  * where RDS_SIW_LOCAL_ADDR/RDS_SIW_PEER_ADDR exist (the debug kernel).
  *
- *   rdma_stress side FAMILY LADDR PADDR BASE RUN OPS DEADLINE DIR
+ * RDMA_STRESS_READ_EVERY (default 4): every n-th op is a READ, 0 for none.
+ *
+ *   rdma_stress side FAMILY LADDR PADDR BASE RUN OPS DEADLINE DIR READ_EVERY
  *       one node's half (node 1's is started through rds-peer): writes
  *       DIR/ready once bound, waits for DIR/go, writes DIR/res and DIR/done.
  *   rdma_stress [harness options]      node 0: the test.
@@ -42,7 +44,7 @@
 #define SLOT		(160 * 1024)	/* owner slot: MR + offset + guards */
 #define GUARD		64
 #define MAXLEN		(128 * 1024)
-#define READ_EVERY	4
+#define READ_EVERY	4		/* default; RDMA_STRESS_READ_EVERY */
 #define PARTIAL_EVERY	7
 #define POISON		0xa5
 #define MAGIC_REQ	0x52524551u	/* "RREQ" */
@@ -54,6 +56,9 @@
 #define LOCAL_DIR	"/tmp/rdma_stress.local"
 
 enum { OP_WRITE = 1, OP_READ = 2 };
+
+/* Every read_every-th op is a READ (0: none); the same on both nodes. */
+static unsigned int read_every = READ_EVERY;
 
 struct sreq {
 	uint32_t magic, run, k, op;
@@ -86,7 +91,8 @@ static void plan(uint32_t run, int j, uint32_t k, struct sreq *q,
 	q->magic = MAGIC_REQ;
 	q->run = run;
 	q->k = k;
-	q->op = k % READ_EVERY == READ_EVERY - 1 ? OP_READ : OP_WRITE;
+	q->op = read_every && k % read_every == read_every - 1 ? OP_READ :
+								  OP_WRITE;
 	if (r < 80)
 		q->mrlen = 1 + h2 % 8200;		/* 8K pool */
 	else if (r < 98)
@@ -470,7 +476,7 @@ static bool exists(const char *dir, const char *name)
 	return access(p, F_OK) == 0;
 }
 
-/* rdma_stress side FAMILY LADDR PADDR BASE RUN OPS DEADLINE DIR */
+/* rdma_stress side FAMILY LADDR PADDR BASE RUN OPS DEADLINE DIR READ_EVERY */
 static int side(char **argv)
 {
 	struct ctx x = {
@@ -659,10 +665,11 @@ TEST_F_TIMEOUT(st, rdma, DEADLINE + 120)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		char b[16], r[16], o[16], d[16], f[4];
+		char b[16], r[16], o[16], d[16], f[4], re[16];
 		char *av[] = { SELF, "side", f, (char *)laddr, (char *)paddr,
-			       b, r, o, d, LOCAL_DIR, NULL };
+			       b, r, o, d, LOCAL_DIR, re, NULL };
 
+		snprintf(re, sizeof(re), "%u", read_every);
 		snprintf(f, sizeof(f), "%d", fam);
 		snprintf(b, sizeof(b), "%d", base);
 		snprintf(r, sizeof(r), "%u", run);
@@ -676,9 +683,9 @@ TEST_F_TIMEOUT(st, rdma, DEADLINE + 120)
 	ASSERT_TRUE(exists(LOCAL_DIR, "ready")) TH_LOG("local side not ready");
 
 	snprintf(tmp, sizeof(tmp),
-		 "rds-peer -t 30 1 'rm -rf %s; %s side %d %s %s %d %u %u %d %s >%s.log 2>&1 &' 2>&1",
+		 "rds-peer -t 30 1 'rm -rf %s; %s side %d %s %s %d %u %u %d %s %u >%s.log 2>&1 &' 2>&1",
 		 PEER_DIR, SELF, fam, paddr, laddr, base, run, per, DEADLINE,
-		 PEER_DIR, PEER_DIR);
+		 PEER_DIR, read_every, PEER_DIR);
 	rc = run_cmd(tmp, out, sizeof(out));
 	ASSERT_EQ(0, rc) TH_LOG("%s: %s", tmp, out);
 	rc = peer_until("test -f " PEER_DIR "/ready", out, sizeof(out), 60);
@@ -764,8 +771,11 @@ TEST_F_TIMEOUT(st, rdma, DEADLINE + 120)
 
 int main(int argc, char **argv)
 {
-	if (argc >= 10 && !strcmp(argv[1], "side"))
+	if (argc >= 11 && !strcmp(argv[1], "side")) {
+		read_every = strtoul(argv[10], NULL, 0);
 		return side(argv);
+	}
+	read_every = strtoul(rds_env("RDMA_STRESS_READ_EVERY", "4"), NULL, 0);
 	rds_test_prepare();
 	return test_harness_run(argc, argv);
 }
