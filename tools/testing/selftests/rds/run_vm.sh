@@ -160,7 +160,7 @@ root=$work/root
 mkdir -p "$root"/{bin,lib/modules-base,lib/rds/ours,tests,usr/bin}
 cp /bin/busybox "$root/bin/busybox"
 cp "$here/vm/init" "$root/init"
-for f in rds-peer rds-mods rds-reboot rds-shutdown; do
+for f in rds-peer rds-mods rds-reboot rds-shutdown rds-reap; do
 	cp "$here/vm/$f" "$root/usr/bin/$f"
 done
 cp "$b/rdsvm" "$b/rds_demo" "$b/jsoncheck" "$root/usr/bin/"
@@ -272,8 +272,17 @@ boot_cluster() {
 	while read -r _ limit _; do budget=$((budget + limit)); done <"$runlist"
 	timed_out=0
 	last_note=$start
+	early_checked=0
 	while kill -0 "$qpid0" 2>/dev/null; do
 		now=$(date +%s)
+		# Once node 0 starts its first test (every peer answered, so all
+		# are past init), a splat of early boot is known: stop at once
+		# rather than after every test.
+		if [ "$early_checked" = 0 ] &&
+		   grep -aq '^@@RDSVM-BEGIN ' "$logdir/out-0.log" 2>/dev/null; then
+			early_checked=1
+			early_boot_failed && break
+		fi
 		if [ $((now - start)) -gt "$budget" ]; then
 			log "node 0 did not finish within $budget s"
 			timed_out=1
@@ -317,8 +326,11 @@ early_boot_failed() {
 	for ((i = 0; i < nodes; i++)); do
 		c=$logdir/console-$i.log
 		[ -f "$c" ] || continue
-		awk '/Run \/init as init process/ { exit } { print }' "$c" |
-			grep -aqE "$splat_re" && return 0
+		# One awk, no pipe: with pipefail, grep -q closing the pipe
+		# early made the awk die of SIGPIPE and hid the match.
+		awk -v re="$splat_re" '/Run \/init as init process/ { exit }
+			$0 ~ re { found = 1; exit } END { exit !found }' "$c" &&
+			return 0
 	done
 	return 1
 }
