@@ -478,7 +478,9 @@ static void free_key(int s, uint64_t *cookie)
 static int serve(const struct sockaddr_storage *addr, socklen_t alen)
 {
 	static char buf[MAX_SIZE + 4096], rbuf[MAX_SIZE];
-	static char rdma_buf[MAX_SIZE] __attribute__((aligned(4096)));
+	/* WRITEs send the pattern the client checks; READs land elsewhere. */
+	static char write_src[MAX_SIZE] __attribute__((aligned(4096)));
+	static char read_dst[MAX_SIZE] __attribute__((aligned(4096)));
 	double end = duration > 0 ? now_s() + duration : 0;
 	const char *what;
 	long served = 0, rdma_failed = 0;
@@ -490,7 +492,7 @@ static int serve(const struct sockaddr_storage *addr, socklen_t alen)
 	if (s < 0)
 		die(1, "bind %s port %d: %s%s%s", local_name, port, strerror(err),
 		    explain(err, what) ? ": " : "", explain(err, what) ?: "");
-	memset(rdma_buf, 0x5a, sizeof(rdma_buf));
+	memset(write_src, 0x5a, sizeof(write_src));
 	if (!quiet)
 		fprintf(stderr, "rds-bench: serving on %s port %d\n", local_name, port);
 	while (!interrupted && (!end || now_s() < end)) {
@@ -538,8 +540,11 @@ static int serve(const struct sockaddr_storage *addr, socklen_t alen)
 				r->err = EINVAL;
 				break;
 			}
-			v = (struct rds_iovec){ .addr = (uintptr_t)rdma_buf,
-						.bytes = h->value };
+			v = (struct rds_iovec){
+				.addr = (uintptr_t)(h->op == OP_RDMA_WRITE ?
+						    write_src : read_dst),
+				.bytes = h->value,
+			};
 			ra = (struct rds_rdma_args){
 				.cookie = rx.cookie,
 				.remote_vec = { .addr = 0, .bytes = h->value },

@@ -1,7 +1,7 @@
 #!/bin/sh
 # rds-bench against the peer (ours or in-tree, RDS_PEER_MODS): a short run of
 # every test, the JSON output, the exit codes of usage and set-up errors.
-echo "1..10"
+echo "1..11"
 fail=0
 n=0
 check() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fail=1; fi; }
@@ -10,7 +10,6 @@ rds-peer 1 "rds-bench -S -d 240 -p $P $RDS_PEER_ADDR >/tmp/tb-server.log 2>&1 & 
 sleep 1
 B="rds-bench -p $P -I $RDS_LOCAL_ADDR -d 0.5 -q 4 -s 1,4096,65536"
 
-# GET_MR keys first: see the note on rdma_write after rdma_read in tests.txt
 $B -m rtt,rdma_write -t 2 -k getmr $RDS_PEER_ADDR >/tmp/h.out 2>&1; rc=$?
 cat /tmp/h.out
 check "human output, 2 threads, GET_MR keys: exit 0, a table" \
@@ -25,6 +24,9 @@ check "one result per test and size, none failed" \
 check "rate, bw, rtt and RDMA measured (ok, percentiles)" \
 	'[ $(grep -c "\"test\": \"\(rate\|bw\|rtt\|rdma_write\|rdma_read\)\".*\"status\": \"ok\".*\"p99\"" /tmp/b.json) = 11 ]'
 grep '"atomic"' /tmp/b.json
+$B -m rdma_write -s 4096 $RDS_PEER_ADDR >/tmp/w.out 2>&1; rc=$?
+cat /tmp/w.out
+check "RDMA WRITE after the READs: data in place" '[ $rc = 0 ]'
 rds-bench -q 0 $RDS_PEER_ADDR >/tmp/u.out 2>&1; rc=$?
 check "bad option: exit 2 with usage" '[ $rc = 2 ] && grep -q "^usage:" /tmp/u.out'
 rds-bench -m nosuch -s 2M $RDS_PEER_ADDR >/dev/null 2>&1; rc1=$?
