@@ -592,7 +592,9 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 		pool->p_class = i;
 	}
 	md->md_pools[RDS_IB_MR_8K].p_max_pages = RDS_IB_MR_8K_PAGES;
-	md->md_pools[RDS_IB_MR_1M].p_max_pages = RDS_IB_MR_1M_PAGES;
+	/* siw maps 256 pages per MR: larger requests get EMSGSIZE anyway. */
+	md->md_pools[RDS_IB_MR_1M].p_max_pages = min_t(u32, RDS_IB_MR_1M_PAGES,
+						       rid->rid_max_frpl);
 	md->md_pools[RDS_IB_MR_8K].p_max = min(rds_ib_mr_8k_pool_size,
 					       max_mr / 2);
 	md->md_pools[RDS_IB_MR_1M].p_max = min(rds_ib_mr_1m_pool_size,
