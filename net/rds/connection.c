@@ -123,6 +123,7 @@ static void rds_conn_path_init(struct rds_connection *conn,
 	spin_lock_init(&cp->cp_lock);
 	INIT_LIST_HEAD(&cp->cp_send_queue);
 	INIT_LIST_HEAD(&cp->cp_retrans);
+	INIT_LIST_HEAD(&cp->cp_reg_item);
 	cp->cp_next_tx_seq = 1;
 	cp->cp_next_rx_seq = 0;
 	cp->cp_unacked_packets = READ_ONCE(rds_sysctl_max_unacked_packets);
@@ -479,6 +480,8 @@ static void rds_conn_destroy_one(struct rds_connection *conn)
 		struct rds_conn_path *cp = &conn->c_path[i];
 
 		set_bit(RDS_DESTROY_PENDING, &cp->cp_flags);
+		/* Registrations kick no more (later kicks see the bit). */
+		rds_rdma_path_unwait(cp);
 		cancel_delayed_work_sync(&cp->cp_conn_w);
 		rds_conn_path_drop(cp, true);
 		flush_work(&cp->cp_down_w);
@@ -487,6 +490,8 @@ static void rds_conn_destroy_one(struct rds_connection *conn)
 		cancel_delayed_work_sync(&cp->cp_conn_w);
 		/* A shutdown queued by a late completion handler. */
 		flush_work(&cp->cp_down_w);
+		/* A send worker that ran meanwhile may have parked it again. */
+		rds_rdma_path_unwait(cp);
 		rds_send_path_purge(cp);
 		if (trans->conn_free)
 			trans->conn_free(cp->cp_transport_data);

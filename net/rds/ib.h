@@ -200,6 +200,7 @@ struct rds_ib_statistics {
 	/* memory registration and invalidation (ib_mr.c, ib_inv.c) */
 	u64	s_ib_rdma_reg_wrs;
 	u64	s_ib_rdma_reg_completions;
+	u64	s_ib_rdma_reg_waits;
 	u64	s_ib_rdma_remote_inv;
 	u64	s_ib_rdma_remote_inv_bogus;
 	u64	s_ib_rdma_local_inv;

@@ -43,6 +43,10 @@
  *    state unknown: the MRs go to md_unknown and recovery (ib_mr.c)
  *    deregisters them after draining the registration QP, which kills the
  *    keys for good and releases their waiters.  Such MRs are never reused.
+ *
+ * A key released while its asynchronous REG_MR (RDS_CMSG_RDMA_MAP) is still
+ * in flight is not queued yet: rds_ib_inv_queue() notes it in m_reg_inv and
+ * the REG_MR completion queues it once the key is live (ib_mr.c).
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -250,7 +254,9 @@ void rds_ib_inv_flush(struct rds_ib_mr_dev *md)
  * @mr: the MR
  * @now: post the batch now instead of letting it fill
  *
- * Any context.  Nothing happens when the key is already dying or dead.
+ * Any context.  Nothing happens when the key is already dying or dead; a
+ * key still being registered asynchronously is invalidated once its REG_MR
+ * completed.
  */
 void rds_ib_inv_queue(struct rds_ib_mr *mr, bool now)
 {
@@ -262,6 +268,9 @@ void rds_ib_inv_queue(struct rds_ib_mr *mr, bool now)
 	live = mr->m_key_state == RDS_IB_KEY_LIVE;
 	if (live)
 		mr->m_key_state = RDS_IB_KEY_LINV;
+	else if (mr->m_key_state == RDS_IB_KEY_REG)
+		/* Asynchronous REG_MR in flight: its completion queues it. */
+		mr->m_reg_inv = max_t(u8, mr->m_reg_inv, now ? 2 : 1);
 	xa_unlock_irqrestore(&md->md_keys, flags);
 	if (live)
 		rds_ib_inv_add_pending(md, mr, now);

@@ -30,10 +30,20 @@
  * Documentation/networking/rds.rst).  Access is LOCAL_WRITE, REMOTE_READ,
  * REMOTE_WRITE, and REMOTE_ATOMIC whenever the device has atomics.
  *
- * Registration is process context (a socket option or sendmsg): the REG_MR
- * is posted signalled and the caller sleeps until it completes, because
- * the key must be valid before the message carrying the cookie can leave
- * on another QP (no ordering between QPs).
+ * Registration is process context (a socket option or sendmsg).  The key
+ * is tracked in md_keys (state REG) before the REG_MR is posted signalled.
+ * RDS_GET_MR sleeps until it completes (ib_rdma_reg_waits): the key must
+ * be valid when the cookie is returned, which the application may hand
+ * out by any means, and no QP orders after the registration QP.  The
+ * RDS_CMSG_RDMA_MAP cmsg of sendmsg does not wait: rds.ko sets
+ * RDS_MR_REG_PENDING and holds every message naming the MR until the
+ * completion calls rds_mr_reg_complete() (rdma.c), which makes the key
+ * live first.  A key released while its REG_MR is in flight is queued
+ * for invalidation by that completion (m_reg_inv); a failed one is
+ * reported to rds.ko (its messages are dropped unsent) and then handled
+ * as any failed WR (unknown, deregistered by recovery).  Per use-once MAP
+ * operation the owner posts the REG_MR and at most one LOCAL_INV (none
+ * when the issuer invalidates remotely); nothing on the data path sleeps.
  *
  * Pool exhaustion: a registration that finds its pool full flushes the
  * pending local invalidations (ib_inv.c) and waits, bounded, for an MR to
@@ -787,72 +797,57 @@ void rds_ib_mr_key_unknown(struct rds_ib_mr *mr)
 
 /* ---- registration ---- */
 
+/*
+ * The REG_MR of an asynchronous registration completed.  The callback runs
+ * with a hold on @mr, so the transport's reference on the socket's MR
+ * (dropped when the pages are unmapped) outlives it.
+ */
+static void rds_ib_mr_reg_async_done(struct rds_ib_mr *mr, bool ok)
+{
+	struct rds_ib_mr_dev *md = mr->m_md;
+	unsigned long flags;
+	u8 inv;
+
+	if (!ok) {
+		/* The key hold keeps the pages mapped until recovery. */
+		mr->m_reg_cb(mr->m_sg_arg, false);
+		rds_ib_mr_key_unknown(mr);
+		return;
+	}
+	xa_lock_irqsave(&md->md_keys, flags);
+	mr->m_key_state = RDS_IB_KEY_LIVE;
+	inv = mr->m_reg_inv;
+	mr->m_reg_inv = 0;
+	atomic_inc(&mr->m_refs);
+	xa_unlock_irqrestore(&md->md_keys, flags);
+	rds_ib_mr_stat(mr->m_pool->p_class, RDS_IB_MR_STAT_USED);
+	mr->m_reg_cb(mr->m_sg_arg, true);
+	if (inv)
+		rds_ib_inv_queue(mr, inv > 1);
+	rds_ib_mr_put_ref(mr);
+}
+
 static void rds_ib_mr_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rds_ib_mr *mr = container_of(wc->wr_cqe, struct rds_ib_mr,
 					    m_reg_cqe);
+	struct rds_ib_mr_dev *md = mr->m_md;
+	bool async = mr->m_reg_cb;
 
 	/* WARNING: Only wr_cqe and status are reliable at this point */
 	rds_ib_stats_inc(s_ib_rdma_reg_completions);
 	mr->m_reg_status = wc->status;
-	rds_ib_mr_sq_put(mr->m_md, 1);
+	rds_ib_mr_sq_put(md, 1);
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_info_ratelimited("RDS/IB: REG_MR failed: %s\n",
 					    ib_wc_status_msg(wc->status));
-		rds_ib_mr_qp_error(mr->m_md, "REG_MR completion error");
+		rds_ib_mr_qp_error(md, "REG_MR completion error");
 	}
-	complete(&mr->m_reg_done);
-}
-
-struct rds_ib_mr_sync_waiter {
-	struct rds_ib_inv_waiter	sw_w;
-	struct completion		sw_done;
-};
-
-static void rds_ib_mr_sync_done(struct rds_ib_inv_waiter *w)
-{
-	struct rds_ib_mr_sync_waiter *sw = container_of(w, struct
-							rds_ib_mr_sync_waiter,
-							sw_w);
-
-	complete(&sw->sw_done);
-}
-
-/*
- * A registered key that md_keys cannot track (xa_insert failed): kill it
- * before anyone learns it, and wait for its death, because the caller
- * gives the pages back as soon as we fail.  Process context; @mr holds
- * the user's and the live key's references and drops the user's.
- */
-static void rds_ib_mr_kill_untracked(struct rds_ib_mr *mr)
-{
-	struct rds_ib_mr_dev *md = mr->m_md;
-	struct rds_ib_mr_sync_waiter sw;
-	unsigned long flags;
-
-	init_completion(&sw.sw_done);
-	sw.sw_w.w_done = rds_ib_mr_sync_done;
-	mr->m_sg_release = NULL;
-	xa_lock_irqsave(&md->md_keys, flags);
-	mr->m_key_state = RDS_IB_KEY_LIVE;
-	list_add_tail(&sw.sw_w.w_item, &mr->m_waiters);
-	xa_unlock_irqrestore(&md->md_keys, flags);
-	rds_ib_inv_queue(mr, true);
-	/* Always comes: the LOCAL_INV batch, recovery or device removal. */
-	wait_for_completion(&sw.sw_done);
-	/*
-	 * The HCA is done with the pages.  Unmap them here, not in the last
-	 * put, which may come after the caller freed the scatterlist; the
-	 * user's hold keeps that put from running concurrently.
-	 */
-	if (mr->m_mapped)
-		ib_dma_unmap_sg(md->md_rid->rid_dev, mr->m_sg, mr->m_nents,
-				mr->m_dir);
-	mr->m_mapped = 0;
-	mr->m_sg = NULL;
-	mr->m_nents = 0;
-	rds_ib_mr_put_ref(mr);
+	if (async)
+		rds_ib_mr_reg_async_done(mr, wc->status == IB_WC_SUCCESS);
+	else
+		complete(&mr->m_reg_done);	/* @mr is the waiter's now */
 }
 
 static unsigned int rds_ib_sg_pages(struct scatterlist *sg, unsigned int nents)
@@ -876,10 +871,15 @@ static unsigned int rds_ib_sg_pages(struct scatterlist *sg, unsigned int nents)
  * @write: the peer may write (REMOTE_WRITE, and REMOTE_ATOMIC if possible)
  * @sg_release: called once the HCA can no longer touch the pages
  * @sg_arg: its argument
+ * @reg_cb: NULL: wait for the REG_MR to complete; else return once it is
+ *	posted, and the completion calls @reg_cb(@sg_arg, key valid)
  *
- * Process context, may sleep until the REG_MR completes.  The returned MR
- * holds the user's reference; rds_ib_mr_release() drops it.  m_rkey and
- * m_iova form the cookie.
+ * Process context, may sleep (making the registration QP, a full pool or
+ * send queue) and, without @reg_cb, until the REG_MR completes.  The
+ * returned MR holds the user's reference; rds_ib_mr_release() drops it.
+ * m_rkey and m_iova form the cookie.  With @reg_cb, @sg_release is called
+ * even if the REG_MR fails (once the key is known dead); without it, only
+ * for a successful registration.
  *
  * Return: the MR or an ERR_PTR:
  *   %-EOPNOTSUPP - the device has no FRWR;
@@ -897,13 +897,15 @@ struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
 				     void (*sg_release)(struct scatterlist *sg,
 							unsigned int nents,
 							void *arg),
-				     void *sg_arg)
+				     void *sg_arg,
+				     void (*reg_cb)(void *arg, bool ok))
 {
 	struct ib_device *dev = rid->rid_dev;
 	const struct ib_send_wr *bad_wr;
 	struct rds_ib_mr_pool *pool;
 	struct rds_ib_mr_dev *md;
 	struct rds_ib_mr *mr;
+	unsigned long flags;
 	unsigned int pages;
 	int access, n, ret;
 
@@ -964,25 +966,50 @@ struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
 	mr->m_rkey = mr->m_ib->rkey;
 	mr->m_iova = mr->m_ib->iova;
 	mr->m_key_state = RDS_IB_KEY_REG;
+	mr->m_reg_cb = reg_cb;
+	mr->m_reg_inv = 0;
 	reinit_completion(&mr->m_reg_done);
+	/*
+	 * Two holds: the user's and the key's.  The key is tracked before
+	 * the post: an asynchronous completion may make it live at once.
+	 */
+	atomic_set(&mr->m_refs, 2);
+	ret = xa_insert_bh(&md->md_keys, mr->m_rkey, mr, GFP_KERNEL);
+	if (ret) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+	if (reg_cb) {
+		mr->m_sg_release = sg_release;
+		mr->m_sg_arg = sg_arg;
+	}
 
 	ret = rds_ib_mr_qp_get(md, laddr);	/* md_qp_sem read-held */
 	if (ret)
-		goto out_put;
+		goto out_erase;
 	if (!rds_ib_mr_sq_get(md, 1)) {
 		up_read(&md->md_qp_sem);
 		ret = wait_event_interruptible_timeout(md->md_sq_wait,
 				atomic_read(&md->md_sq_avail) > 0, HZ);
 		ret = ret < 0 ? ret : -EAGAIN;
-		goto out_put;
+		goto out_erase;
 	}
+	/*
+	 * ORDER: with @reg_cb the completion may make the key live and run
+	 * the callback before ib_post_send() returns; nobody but our caller
+	 * can release @mr, so it is still ours to return.
+	 */
 	ret = ib_post_send(md->md_qp, &mr->m_reg_wr.wr, &bad_wr);
 	up_read(&md->md_qp_sem);
 	if (ret) {
 		rds_ib_mr_sq_put(md, 1);
-		goto out_put;
+		goto out_erase;
 	}
 	rds_ib_stats_inc(s_ib_rdma_reg_wrs);
+	if (reg_cb)
+		return mr;
+	rds_ib_stats_inc(s_ib_rdma_reg_waits);
+
 	/* The WR refers to @mr: the completion always comes (drain). */
 	wait_for_completion(&mr->m_reg_done);
 	if (mr->m_reg_status != IB_WC_SUCCESS) {
@@ -991,20 +1018,16 @@ struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
 		rds_ib_mr_key_unknown(mr);
 		return ERR_PTR(-EAGAIN);
 	}
-
-	/* Two holds: the user's and the live key's. */
-	atomic_set(&mr->m_refs, 2);
-	ret = xa_insert_bh(&md->md_keys, mr->m_rkey, mr, GFP_KERNEL);
-	if (ret) {
-		rds_ib_mr_kill_untracked(mr);
-		return ERR_PTR(-ENOMEM);
-	}
+	xa_lock_irqsave(&md->md_keys, flags);
 	mr->m_key_state = RDS_IB_KEY_LIVE;
 	mr->m_sg_release = sg_release;
 	mr->m_sg_arg = sg_arg;
+	xa_unlock_irqrestore(&md->md_keys, flags);
 	rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_USED);
 	return mr;
 
+out_erase:
+	xa_erase_bh(&md->md_keys, mr->m_rkey);
 out_put:
 	/* Nothing was posted: the MR's key state is unchanged. */
 	mr->m_sg_release = NULL;
@@ -1128,13 +1151,20 @@ static void rds_ib_mr_sg_release(struct scatterlist *sg, unsigned int nents,
 	rds_mr_put(arg);
 }
 
+static void rds_ib_mr_reg_cb(void *arg, bool ok)
+{
+	rds_mr_reg_complete(arg, ok);
+}
+
 /**
  * rds_ib_get_mr - ->get_mr(): register a socket's pinned pages
  * @rs: the bound socket (its address names the device)
  * @mr: rds.ko's MR: r_sg/r_nents in, r_key/r_iova/r_trans_private out
  * @conn: connection of an RDMA_MAP cmsg, unused: keys are per device
  *
- * Process context, may sleep.  Return: 0 or as rds_ib_mr_register().
+ * Process context, may sleep.  With r_reg_async (RDS_CMSG_RDMA_MAP) only
+ * until the REG_MR is posted: rds.ko holds the message until
+ * rds_mr_reg_complete().  Return: 0 or as rds_ib_mr_register().
  */
 int rds_ib_get_mr(struct rds_sock *rs, struct rds_mr *mr,
 		  struct rds_connection *conn)
@@ -1145,12 +1175,19 @@ int rds_ib_get_mr(struct rds_sock *rs, struct rds_mr *mr,
 	rid = rds_ib_rid_lookup(&rs->rs_bound_addr, rs->rs_bound_scope_id);
 	if (!rid)
 		return -ENODEV;
+	/* Before the post: the completion may come before we return. */
+	if (mr->r_reg_async)
+		set_bit(RDS_MR_REG_PENDING, &mr->r_state);
 	ibmr = rds_ib_mr_register(rid, &rs->rs_bound_addr, mr->r_sg,
 				  mr->r_nents, mr->r_use_once, mr->r_write,
-				  rds_ib_mr_sg_release, mr);
+				  rds_ib_mr_sg_release, mr,
+				  mr->r_reg_async ? rds_ib_mr_reg_cb : NULL);
 	rds_ib_device_put(rid);
-	if (IS_ERR(ibmr))
+	if (IS_ERR(ibmr)) {
+		/* Nothing was posted: no message can wait for it yet. */
+		clear_bit(RDS_MR_REG_PENDING, &mr->r_state);
 		return PTR_ERR(ibmr);
+	}
 	mr->r_key = ibmr->m_rkey;
 	mr->r_iova = ibmr->m_iova;
 	mr->r_trans_private = ibmr;

@@ -101,8 +101,12 @@ struct rds_ib_mr_pool {
  * @m_dir: DMA direction of the mapping
  * @m_reg_wr: the REG_MR work request
  * @m_reg_cqe: its completion; done = rds_ib_mr_reg_done
- * @m_reg_done: completed by the REG_MR completion
+ * @m_reg_done: completed by the REG_MR completion (synchronous)
  * @m_reg_status: its status
+ * @m_reg_cb: asynchronous registration: called from the REG_MR
+ *	completion with @m_sg_arg and whether the key is valid; NULL: the
+ *	registering thread waits on @m_reg_done
+ * @m_reg_inv: released while REG: 1 invalidate once live, 2 now
  * @m_inv_wr: the LOCAL_INV work request (ib_inv.c)
  * @m_inv_cqe: its completion when it is not the last of its batch
  * @m_waiters: struct rds_ib_inv_waiter waiting for the key to die
@@ -130,6 +134,8 @@ struct rds_ib_mr {
 	struct ib_cqe		m_reg_cqe;
 	struct completion	m_reg_done;
 	int			m_reg_status;
+	void			(*m_reg_cb)(void *arg, bool ok);
+	u8			m_reg_inv;
 	struct ib_send_wr	m_inv_wr;
 	struct ib_cqe		m_inv_cqe;
 	struct list_head	m_waiters;
@@ -223,7 +229,8 @@ struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
 				     void (*sg_release)(struct scatterlist *sg,
 							unsigned int nents,
 							void *arg),
-				     void *sg_arg);
+				     void *sg_arg,
+				     void (*reg_cb)(void *arg, bool ok));
 void rds_ib_mr_release(struct rds_ib_mr *mr, bool invalidate);
 void rds_ib_mr_key_dead(struct rds_ib_mr *mr);
 void rds_ib_mr_key_unknown(struct rds_ib_mr *mr);

@@ -63,6 +63,7 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_atomic_fadd",
 	"ib_rdma_reg_wrs",
 	"ib_rdma_reg_completions",
+	"ib_rdma_reg_waits",
 	"ib_rdma_remote_inv",
 	"ib_rdma_remote_inv_bogus",
 	"ib_rdma_local_inv",

@@ -19,6 +19,20 @@
  * rkey | iova << 32, the in-tree format.  The MR goes into the socket's
  * rbtree, keyed by rkey.
  *
+ * Asynchronous registration.  The socket options return only once the key
+ * is valid: the application may hand the cookie out by any means.  For
+ * RDS_CMSG_RDMA_MAP (r_reg_async) the transport may return while the
+ * registration is still in flight (RDS_MR_REG_PENDING), because the cookie
+ * reaches the peer in that very message: rds_rdma_xmit_ops() does not let
+ * a message naming a pending MR (MAP or DEST) leave; it parks the path on
+ * the MR's r_reg_waiters and stops as for a full ring, and
+ * rds_mr_reg_complete() kicks the parked paths.  A failed registration
+ * makes those messages complete unsent (the cookie names no valid key and
+ * MAP/DEST messages carry no op, so there is no RDMA status to report);
+ * the MR stays in the tree until the application frees it.  Connection
+ * destruction unparks its paths first (rds_rdma_path_unwait()), so a kick
+ * never meets a freed path.
+ *
  * References on a struct rds_mr: the tree's, the transport's (taken for it
  * when ->get_mr() succeeds, dropped by the transport once the key is dead
  * in the HCA), and one per message naming it (MAP/DEST).  An MR leaves the
@@ -193,6 +207,8 @@ static void rds_mr_release(struct rds_mr *mr, bool invalidate)
  * @rs: socket
  * @args: the user's arguments (a kernel copy)
  * @conn: connection for RDS_CMSG_RDMA_MAP, NULL for the socket options
+ * @async: RDS_CMSG_RDMA_MAP: the transport may return before the key is
+ *	valid (the message naming it waits for it in rds_rdma_xmit_ops())
  * @cookie_ret: where to store the cookie, or NULL
  * @mr_ret: where to store a new reference to the MR, or NULL
  *
@@ -200,8 +216,8 @@ static void rds_mr_release(struct rds_mr *mr, bool invalidate)
  * Return: 0 or a negative errno (the in-tree ones).
  */
 static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
-			struct rds_connection *conn, u64 *cookie_ret,
-			struct rds_mr **mr_ret)
+			struct rds_connection *conn, bool async,
+			u64 *cookie_ret, struct rds_mr **mr_ret)
 {
 	struct rds_transport *trans = rs->rs_transport;
 	u64 addr = args->vec.addr, bytes = args->vec.bytes;
@@ -232,6 +248,8 @@ static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
 		return -ENOMEM;
 	refcount_set(&mr->r_refcount, 1);
 	RB_CLEAR_NODE(&mr->r_node);
+	INIT_LIST_HEAD(&mr->r_reg_waiters);
+	mr->r_reg_async = async;
 	mr->r_use_once = !!(args->flags & RDS_RDMA_USE_ONCE);
 	mr->r_invalidate = !!(args->flags & RDS_RDMA_INVALIDATE);
 	mr->r_write = !!(args->flags & RDS_RDMA_READWRITE);
@@ -325,7 +343,7 @@ static int rds_get_mr(struct rds_sock *rs, sockptr_t optval,
 		return -EINVAL;
 	if (copy_from_sockptr(&args, optval, sizeof(args)))
 		return -EFAULT;
-	return rds_rdma_map(rs, &args, NULL, NULL, NULL);
+	return rds_rdma_map(rs, &args, NULL, false, NULL, NULL);
 }
 
 static int rds_get_mr_for_dest(struct rds_sock *rs, sockptr_t optval,
@@ -342,7 +360,7 @@ static int rds_get_mr_for_dest(struct rds_sock *rs, sockptr_t optval,
 	args.vec = dargs.vec;
 	args.cookie_addr = dargs.cookie_addr;
 	args.flags = dargs.flags;
-	return rds_rdma_map(rs, &args, NULL, NULL, NULL);
+	return rds_rdma_map(rs, &args, NULL, false, NULL, NULL);
 }
 
 static int rds_free_mr(struct rds_sock *rs, sockptr_t optval,
@@ -798,7 +816,7 @@ static int rds_cmsg_rdma_map(struct rds_sock *rs, struct rds_message *rm,
 		return -EINVAL;
 	memcpy(&args, CMSG_DATA(cmsg), sizeof(args));
 
-	ret = rds_rdma_map(rs, &args, rs->rs_conn, &cookie, &mr);
+	ret = rds_rdma_map(rs, &args, rs->rs_conn, true, &cookie, &mr);
 	if (ret)
 		return ret;
 	rm->m_rdma_cookie = cookie;
@@ -992,14 +1010,100 @@ void rds_rdma_sendmsg_failed(struct rds_sock *rs, struct rds_message *rm)
 		rds_mr_release(mr, true);
 }
 
+/*
+ * Parked paths: cp_reg_item/cp_reg_mr of every path and r_reg_waiters of
+ * every MR.  Kicks are issued under it, so that once a path is unparked
+ * nothing kicks it any more.  Irq-safe: completions may come from any
+ * context.
+ */
+static DEFINE_SPINLOCK(rds_mr_reg_lock);
+
+/* Unpark @cp; rds_mr_reg_lock held. */
+static void rds_rdma_unpark(struct rds_conn_path *cp)
+{
+	struct rds_mr *mr = cp->cp_reg_mr;
+
+	if (!mr)
+		return;
+	list_del_init(&cp->cp_reg_item);
+	cp->cp_reg_mr = NULL;
+	/* Never the last: the transport holds one while REG_PENDING. */
+	rds_mr_put(mr);
+}
+
+/*
+ * May a message naming @mr leave on @cp?  Return: 0 yes, 1 no and never
+ * (the registration failed), -EAGAIN not yet (@cp is parked on @mr and
+ * kicked when the registration finishes).
+ */
+static int rds_rdma_mr_ready(struct rds_conn_path *cp, struct rds_mr *mr)
+{
+	unsigned long flags;
+	int ret = -EAGAIN;
+
+	/* ORDER: pairs with clear_bit_unlock() in rds_mr_reg_complete(). */
+	if (!test_bit_acquire(RDS_MR_REG_PENDING, &mr->r_state))
+		return test_bit(RDS_MR_REG_FAILED, &mr->r_state) ? 1 : 0;
+
+	spin_lock_irqsave(&rds_mr_reg_lock, flags);
+	if (!test_bit(RDS_MR_REG_PENDING, &mr->r_state)) {
+		ret = test_bit(RDS_MR_REG_FAILED, &mr->r_state) ? 1 : 0;
+	} else if (cp->cp_reg_mr != mr) {
+		rds_rdma_unpark(cp);
+		rds_mr_get(mr);
+		cp->cp_reg_mr = mr;
+		list_add_tail(&cp->cp_reg_item, &mr->r_reg_waiters);
+	}
+	spin_unlock_irqrestore(&rds_mr_reg_lock, flags);
+	return ret;
+}
+
+void rds_mr_reg_complete(struct rds_mr *mr, bool ok)
+{
+	struct rds_conn_path *cp, *tmp;
+	unsigned long flags;
+
+	spin_lock_irqsave(&rds_mr_reg_lock, flags);
+	if (!ok)
+		set_bit(RDS_MR_REG_FAILED, &mr->r_state);
+	clear_bit_unlock(RDS_MR_REG_PENDING, &mr->r_state);
+	list_for_each_entry_safe(cp, tmp, &mr->r_reg_waiters, cp_reg_item) {
+		rds_rdma_unpark(cp);
+		rds_send_path_kick(cp);
+	}
+	spin_unlock_irqrestore(&rds_mr_reg_lock, flags);
+	if (!ok)
+		pr_notice_ratelimited("rds: an RDMA_MAP registration failed: messages naming its cookie are dropped\n");
+}
+EXPORT_SYMBOL_GPL(rds_mr_reg_complete);
+
+/**
+ * rds_rdma_path_unwait - a path goes away: no registration may kick it
+ * @cp: path (RDS_DESTROY_PENDING set)
+ *
+ * Any context.
+ */
+void rds_rdma_path_unwait(struct rds_conn_path *cp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&rds_mr_reg_lock, flags);
+	rds_rdma_unpark(cp);
+	spin_unlock_irqrestore(&rds_mr_reg_lock, flags);
+}
+
 /**
  * rds_rdma_xmit_ops - post a message's ops before its data
  * @cp: path (RDS_IN_XMIT held)
  * @rm: the message at the transmit cursor
  *
+ * A message naming an MR whose registration is still in flight (MAP or
+ * DEST) is held: -EAGAIN, and the registration's completion kicks @cp.
+ *
  * Return: 0 to go on with ->xmit(), a positive byte count when the message
- * is complete without a SEND (silent, or dropped because it is a
- * retransmission), or a negative errno as ->xmit() returns them.
+ * is complete without a SEND (silent, dropped because it is a
+ * retransmission, or naming a key whose registration failed), or a
+ * negative errno as ->xmit() returns them.
  */
 int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
 {
@@ -1007,7 +1111,14 @@ int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
 	unsigned int total = sizeof(struct rds_header) + rm->m_payload_len;
 	int ret;
 
-	if (!rds_has_op(rm) || cp->cp_xmit_hdr_off)
+	if (cp->cp_xmit_hdr_off)
+		return 0;
+	if (rm->m_rdma_mr) {
+		ret = rds_rdma_mr_ready(cp, rm->m_rdma_mr);
+		if (ret)
+			return ret > 0 ? total : ret;
+	}
+	if (!rds_has_op(rm))
 		return 0;
 	if (test_bit(RDS_MSG_RETRANSMITTED, &rm->m_flags)) {
 		/* RDMA is not idempotent: never again after a reconnect. */

@@ -259,6 +259,9 @@ enum rds_drop_reason {
  * @cp_drop_jiffies: when
  * @cp_drops: drops that moved the path to ERROR
  * @cp_reconnects: times the path came UP again after a drop
+ * @cp_reg_item: entry in r_reg_waiters of @cp_reg_mr
+ * @cp_reg_mr: MR whose registration cp_xmit_rm waits for (a reference),
+ *	or NULL; both under rds.ko's registration lock (rdma.c)
  */
 struct rds_conn_path {
 	struct rds_connection	*cp_conn;
@@ -298,6 +301,9 @@ struct rds_conn_path {
 	unsigned long		cp_drop_jiffies;
 	unsigned long		cp_drops;
 	unsigned long		cp_reconnects;
+
+	struct list_head	cp_reg_item;
+	struct rds_mr		*cp_reg_mr;
 };
 
 /**
@@ -624,6 +630,8 @@ static inline u32 rds_rdma_cookie_offset(u64 cookie)
 /* r_state bits of struct rds_mr */
 #define RDS_MR_IN_TREE		0	/* in rs->rs_mr_tree */
 #define RDS_MR_TRANS_FREED	1	/* ->free_mr()/->unuse_mr() called */
+#define RDS_MR_REG_PENDING	2	/* REG posted, key not valid yet */
+#define RDS_MR_REG_FAILED	3	/* that registration failed */
 
 /**
  * struct rds_mr - one registered memory region of a socket
@@ -643,6 +651,10 @@ static inline u32 rds_rdma_cookie_offset(u64 cookie)
  * @r_write: RDS_RDMA_READWRITE was asked (access rights: the transport
  *	grants REMOTE_READ always, REMOTE_WRITE when set, REMOTE_ATOMIC when
  *	it can do atomics)
+ * @r_reg_async: RDS_CMSG_RDMA_MAP: ->get_mr() may return before the key
+ *	is valid (see @get_mr of struct rds_transport)
+ * @r_reg_waiters: paths whose next message names this MR and waits for
+ *	its registration (cp_reg_item, under rds.ko's registration lock)
  * @r_addr: user address of the buffer
  * @r_len: its length in bytes (<= RDS_MAX_MSG_SIZE)
  * @r_nents: entries in r_sg (= pinned pages)
@@ -665,6 +677,8 @@ struct rds_mr {
 	unsigned int		r_use_once:1;
 	unsigned int		r_invalidate:1;
 	unsigned int		r_write:1;
+	unsigned int		r_reg_async:1;
+	struct list_head	r_reg_waiters;
 	u64			r_addr;
 	u64			r_len;
 	unsigned int		r_nents;
@@ -762,6 +776,12 @@ struct rds_mr {
  *	on @mr, taken by rds.ko), -EMSGSIZE above its registration limit,
  *	-ENOMEM/-EAGAIN when out of MRs, -ENODEV when the address has no
  *	device, other errors as they come; on error nothing is kept.
+ *	With @mr->r_reg_async (RDS_CMSG_RDMA_MAP) the transport may instead
+ *	set RDS_MR_REG_PENDING in r_state before it starts the registration
+ *	and return 0 at once; it then calls rds_mr_reg_complete() exactly
+ *	once when the registration succeeded or failed, and rds.ko sends no
+ *	message naming @mr (MAP or DEST) before that.  ->free_mr() may come
+ *	first: the key must then die once it is registered.
  * @free_mr: required with @get_mr: the MR left the socket (RDS_FREE_MR,
  *	socket close, or a failed sendmsg that had mapped it).  Called once
  *	per successful ->get_mr() (unless ->unuse_mr() was called instead),
@@ -1602,6 +1622,17 @@ int rds_notify_recv(struct rds_sock *rs, struct msghdr *msg);
 bool rds_inc_held(struct rds_incoming *inc);
 void rds_rdma_sendmsg_failed(struct rds_sock *rs, struct rds_message *rm);
 int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm);
+void rds_rdma_path_unwait(struct rds_conn_path *cp);
+
+/**
+ * rds_mr_reg_complete - an asynchronous registration finished
+ * @mr: the MR whose ->get_mr() set RDS_MR_REG_PENDING
+ * @ok: the key is valid in the HCA now; false: it never will be
+ *
+ * Messages naming @mr may leave now; after a failure they are dropped
+ * unsent.  The transport still holds its reference on @mr.  Any context.
+ */
+void rds_mr_reg_complete(struct rds_mr *mr, bool ok);
 
 /**
  * rds_mr_get - take a reference on an MR

@@ -21,6 +21,10 @@
  *   intree  Debian's rds_rdma on node 1 (--peer-mods intree): it never
  *           sends SEND_WITH_INV, the fallback is chosen automatically.
  *
+ * Also, whatever the mode: rdma_ops registers twice with RDS_CMSG_RDMA_MAP
+ * and once with RDS_GET_MR; only the socket option may sleep for its
+ * REG_MR (ib_rdma_reg_waits), the two sendmsg() calls must not.
+ *
  * /tests/rdma_ops must be installed: list rdma_ops in tests.txt for the
  * same peer.  The counters come from RDS_INFO_COUNTERS (info.c); the
  * checks skip when a counter is missing there (an rds.ko without
@@ -102,6 +106,7 @@ static int set_force(int node, const char *val)
 static void run_mode(const char *mode)
 {
 	long long rem0, loc0, bat0, rem1, loc1, bat1;
+	long long wrs0, wai0, wrs1, wai1;
 	int remote = !strcmp(mode, "remote");
 	char what[160];
 	int ret;
@@ -118,6 +123,8 @@ static void run_mode(const char *mode)
 	rem0 = counter("ib_rdma_remote_inv");
 	loc0 = counter("ib_rdma_local_inv");
 	bat0 = counter("ib_rdma_inv_batches");
+	wrs0 = counter("ib_rdma_reg_wrs");
+	wai0 = counter("ib_rdma_reg_waits");
 	fflush(stdout);
 	ret = system("/tests/rdma_ops >/tmp/rdma_useonce.out 2>&1");
 	if (system("sed 's/^/# rdma_ops: /' /tmp/rdma_useonce.out"))
@@ -129,6 +136,18 @@ static void run_mode(const char *mode)
 	rem1 = counter("ib_rdma_remote_inv");
 	loc1 = counter("ib_rdma_local_inv");
 	bat1 = counter("ib_rdma_inv_batches");
+	wrs1 = counter("ib_rdma_reg_wrs");
+	wai1 = counter("ib_rdma_reg_waits");
+	printf("# %s: reg_wrs %lld -> %lld, reg_waits %lld -> %lld\n", mode,
+	       wrs0, wrs1, wai0, wai1);
+	snprintf(what, sizeof(what),
+		 "%s: 3 REG_MRs, only RDS_GET_MR's waited (RDMA_MAP sendmsg did not)",
+		 mode);
+	if (wrs0 < 0 || wai0 < 0)
+		printf("ok %d # SKIP %s: no ib_rdma_reg_waits counter\n",
+		       ++tests, mode);
+	else
+		tap(wrs1 - wrs0 == 3 && wai1 - wai0 == 1, what);
 	printf("# %s: remote_inv %lld -> %lld, local_inv %lld -> %lld, inv_batches %lld -> %lld\n",
 	       mode, rem0, rem1, loc0, loc1, bat0, bat1);
 	if (rem0 < 0 || loc0 < 0 || bat0 < 0) {
@@ -168,13 +187,13 @@ int main(int argc, char **argv)
 		return 4;
 	}
 	if (mode) {
-		printf("1..4\n");
+		printf("1..5\n");
 		run_mode(mode);
 	} else if (!strcmp(mods, "intree")) {
-		printf("1..4\n");
+		printf("1..5\n");
 		run_mode("intree");
 	} else {
-		printf("1..8\n");
+		printf("1..10\n");
 		run_mode("remote");
 		run_mode("local");
 	}
