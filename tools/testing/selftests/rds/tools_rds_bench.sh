@@ -14,6 +14,11 @@ $B -m rtt,rdma_write -t 2 -k getmr $RDS_PEER_ADDR >/tmp/h.out 2>&1; rc=$?
 cat /tmp/h.out
 check "human output, 2 threads, GET_MR keys: exit 0, a table" \
 	'[ $rc = 0 ] && grep -q "^rtt " /tmp/h.out && grep -q "^rdma_write .*\(ok\|unsupported\)" /tmp/h.out'
+# Before the atomic test: against the in-tree peer it ends in REMOTE_ERROR
+# and the connection did not come back within 40 s in a later run.
+{ $B -m rdma_read -s 4096 $RDS_PEER_ADDR && $B -m rdma_write -s 4096 $RDS_PEER_ADDR; } >/tmp/w.out 2>&1; rc=$?
+cat /tmp/w.out
+check "RDMA WRITE after READs: data in place" '[ $rc = 0 ]'
 $B -j $RDS_PEER_ADDR >/tmp/b.json 2>/tmp/b.err; rc=$?
 cat /tmp/b.err
 check "all tests, JSON: exit 0" '[ $rc = 0 ]'
@@ -24,9 +29,6 @@ check "one result per test and size, none failed" \
 check "rate, bw, rtt and RDMA measured (ok, percentiles)" \
 	'[ $(grep -c "\"test\": \"\(rate\|bw\|rtt\|rdma_write\|rdma_read\)\".*\"status\": \"ok\".*\"p99\"" /tmp/b.json) = 11 ]'
 grep '"atomic"' /tmp/b.json
-$B -m rdma_write -s 4096 $RDS_PEER_ADDR >/tmp/w.out 2>&1; rc=$?
-cat /tmp/w.out
-check "RDMA WRITE after the READs: data in place" '[ $rc = 0 ]'
 rds-bench -q 0 $RDS_PEER_ADDR >/tmp/u.out 2>&1; rc=$?
 check "bad option: exit 2 with usage" '[ $rc = 2 ] && grep -q "^usage:" /tmp/u.out'
 rds-bench -m nosuch -s 2M $RDS_PEER_ADDR >/dev/null 2>&1; rc1=$?
