@@ -865,11 +865,11 @@ static void peer_case(struct __test_metadata *_metadata, int family)
 		struct rds_info_connection *c = (void *)(buf + i * 42);
 
 		EXPECT_TRUE(clean_string(c->transport, sizeof(c->transport)));
+		/* Earlier tests of the boot may have left other TOS up. */
 		if (!v6 && c->laddr == la.s6_addr32[3] &&
-		    c->faddr == fa.s6_addr32[3]) {
+		    c->faddr == fa.s6_addr32[3] && !c->tos) {
 			found++;
 			EXPECT_TRUE(c->flags & RDS_INFO_CONNECTION_FLAG_CONNECTED);
-			EXPECT_EQ(0, c->tos);
 		}
 	}
 	EXPECT_EQ(v6 ? 0 : 1, found);
@@ -887,7 +887,8 @@ static void peer_case(struct __test_metadata *_metadata, int family)
 		struct rds6_info_rdma_connection *r = (void *)(buf + i * 92);
 
 		EXPECT_TRUE(all_zero((uint8_t *)r + 86, 2));	/* padding */
-		if (memcmp(&r->src_addr, &la, 16) || memcmp(&r->dst_addr, &fa, 16))
+		if (memcmp(&r->src_addr, &la, 16) ||
+		    memcmp(&r->dst_addr, &fa, 16) || r->tos)
 			continue;
 		found++;
 		EXPECT_EQ(0, memcmp(r->src_gid, &la, 16));
@@ -897,7 +898,6 @@ static void peer_case(struct __test_metadata *_metadata, int family)
 		EXPECT_LT(0, r->max_send_sge);
 		EXPECT_LT(0, r->rdma_mr_max);
 		EXPECT_LT(0, r->rdma_mr_size);
-		EXPECT_EQ(0, r->tos);
 	}
 	EXPECT_EQ(1, found);
 	free(buf);
@@ -910,7 +910,7 @@ static void peer_case(struct __test_metadata *_metadata, int family)
 
 		EXPECT_TRUE(all_zero((uint8_t *)r + 62, 2));	/* padding */
 		if (v6 || r->src_addr != la.s6_addr32[3] ||
-		    r->dst_addr != fa.s6_addr32[3])
+		    r->dst_addr != fa.s6_addr32[3] || r->tos)
 			continue;
 		found++;
 		EXPECT_EQ(0, memcmp(r->src_gid, &la, 16));
