@@ -490,6 +490,9 @@ void rds_ib_ep_fail(struct rds_ib_ep *ep, int reason, int detail,
 		    const char *why);
 /* A failure with no more specific enum rds_drop_reason. */
 #define rds_ib_ep_error(ep, why) rds_ib_ep_fail(ep, RDS_DROP_TRANSPORT, 0, why)
+/* Posting a WR on the endpoint's QP failed: the errno is the detail. */
+#define rds_ib_ep_post_error(ep, err, why) \
+	rds_ib_ep_fail(ep, RDS_DROP_POST_ERROR, err, why)
 #define rds_ib_ep_proto_error(ep, why) \
 	rds_ib_ep_fail(ep, RDS_DROP_PROTOCOL, 0, why)
 /* A failed completion: the wc status is the detail and the text. */

@@ -261,6 +261,7 @@ static void rds_ib_atomic_done(struct ib_cq *cq, struct ib_wc *wc)
 						    ac_cqe);
 	struct rds_ib_ep *ep = ac->ac_ep;
 	u64 r;
+	int ret;
 
 	/* WARNING: Only wr_cqe and status are reliable at this point */
 	rds_ib_stats_inc(s_ib_atomic_completions);
@@ -294,8 +295,9 @@ static void rds_ib_atomic_done(struct ib_cq *cq, struct ib_wc *wc)
 	rds_ib_stats_inc(s_ib_atomic_emulated_retries);
 	ac->ac_guess = r;
 	rds_ib_atomic_emul_prep(ac);
-	if (rds_ib_atomic_repost(ac)) {
-		rds_ib_ep_error(ep, "ib_post_send of atomic failed");
+	ret = rds_ib_atomic_repost(ac);
+	if (ret) {
+		rds_ib_ep_post_error(ep, ret, "ib_post_send of atomic failed");
 		rds_ib_atomic_finish(ac, RDS_RDMA_DROPPED);
 	}
 }
@@ -342,6 +344,7 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 	struct rds_ib_atomic_ctx *ac;
 	struct rds_ib_device *rid;
 	bool wait;
+	int ret;
 
 	if (pending) {
 		/* An emulation loop we started earlier: never touch it. */
@@ -449,12 +452,13 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 	rds_message_addref(rm);
 	if (wait)
 		rm->m_final_op = ac;
-	if (rds_ib_atomic_post(ac)) {
+	ret = rds_ib_atomic_post(ac);
+	if (ret) {
 		rm->m_final_op = NULL;
 		rds_message_put(rm);
 		rds_ib_rdma_sq_put(ep, 1);
 		kfree(ac);
-		rds_ib_ep_error(ep, "ib_post_send of atomic failed");
+		rds_ib_ep_post_error(ep, ret, "ib_post_send of atomic failed");
 		return -EIO;
 	}
 	return wait ? -EAGAIN : 0;

@@ -83,7 +83,8 @@ static int rds_ib_cm_handler6(struct rdma_cm_id *id,
 /**
  * rds_ib_ep_fail - the endpoint failed: drop its path, once
  * @ep: endpoint
- * @reason: enum rds_drop_reason (rds_ib_ep_error(): RDS_DROP_TRANSPORT)
+ * @reason: enum rds_drop_reason (rds_ib_ep_error(): RDS_DROP_TRANSPORT,
+ *          rds_ib_ep_post_error(): RDS_DROP_POST_ERROR)
  * @detail: the wc status, CM or QP event, or errno that goes with it
  * @why: reason for the log, debugfs and the trace: a string constant
  *

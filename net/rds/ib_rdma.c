@@ -313,7 +313,7 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 		 */
 		while (posted < nwr && &wrs[posted].wr != bad_wr)
 			posted++;
-		rds_ib_ep_error(ep, "ib_post_send of RDMA failed");
+		rds_ib_ep_post_error(ep, ret, "ib_post_send of RDMA failed");
 		if (posted < nwr)
 			rds_ib_rdma_ctx_put(ctx, nwr - posted);
 		return -EIO;

@@ -172,6 +172,7 @@ int rds_ib_recv_refill(struct rds_ib_ep *ep, gfp_t gfp)
 		struct ib_recv_wr *first = NULL, *prev = NULL;
 		const struct ib_recv_wr *bad;
 		u32 space, n, i;
+		int err;
 
 		if (test_bit(RDS_IB_EP_DEAD, &ep->e_flags) ||
 		    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
@@ -221,9 +222,10 @@ int rds_ib_recv_refill(struct rds_ib_ep *ep, gfp_t gfp)
 			prev = &rs->rs_wr;
 			ep->e_recv_head++;
 		}
-		if (first && ib_post_recv(ep->e_qp, first, &bad)) {
+		err = first ? ib_post_recv(ep->e_qp, first, &bad) : 0;
+		if (err) {
 			spin_unlock_bh(&ep->e_recv_lock);
-			rds_ib_ep_error(ep, "ib_post_recv failed");
+			rds_ib_ep_post_error(ep, err, "ib_post_recv failed");
 			ret = -EIO;
 			i = n;
 			goto free_rest;

@@ -42,8 +42,9 @@
  * (an in-tree passive side that saw credits in our REQ) still gets them:
  * RDS_IB_EP_ADV_CREDITS is independent of RDS_IB_EP_FLOWCTL.
  *
- * Errors: any failed post or completion goes to rds_ib_ep_error(); the
- * teardown releases whatever the ring still holds.
+ * Errors: a failed post goes to rds_ib_ep_post_error(), a failed
+ * completion to rds_ib_ep_wc_error(); the teardown releases whatever the
+ * ring still holds.
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -260,8 +261,7 @@ void rds_ib_attempt_ack(struct rds_ib_ep *ep)
 	if (unlikely(ret)) {
 		clear_bit(RDS_IB_EP_ACK_IN_FLIGHT, &ep->e_flags);
 		rds_ib_stats_inc(s_ib_ack_send_failure);
-		rds_ib_ep_fail(ep, RDS_DROP_POST_ERROR, ret,
-			       "posting an ACK failed");
+		rds_ib_ep_post_error(ep, ret, "posting an ACK failed");
 		return;
 	}
 	rds_ib_stats_inc(s_ib_ack_sent);
@@ -676,8 +676,7 @@ post:
 	if (unlikely(ret)) {
 		pr_info_ratelimited("RDS/IB: ib_post_send to %pI6c: %d\n",
 				    &cp->cp_conn->c_faddr, ret);
-		rds_ib_ep_fail(ep, RDS_DROP_POST_ERROR, ret,
-			       "ib_post_send failed");
+		rds_ib_ep_post_error(ep, ret, "ib_post_send failed");
 		return -EIO;
 	}
 	if (test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
