@@ -816,8 +816,9 @@ static void rds_conn_path_show(struct seq_file *m, struct rds_conn_path *cp)
 	seq_puts(m, " ");
 	rds_conn_show_addr(m, &conn->c_faddr);
 	seq_printf(m,
-		   " tos=%u trans=%s state=%s drops=%lu reconnects=%lu last_drop=%s",
-		   conn->c_tos, conn->c_trans->t_name,
+		   " tos=%u netns=%u trans=%s state=%s drops=%lu reconnects=%lu last_drop=%s",
+		   conn->c_tos, rds_conn_net(conn)->ns.inum,
+		   conn->c_trans->t_name,
 		   state >= 0 && state < ARRAY_SIZE(rds_conn_state_names) ?
 		   rds_conn_state_names[state] : "?",
 		   READ_ONCE(cp->cp_drops), READ_ONCE(cp->cp_reconnects),
@@ -834,9 +835,12 @@ static void rds_conn_path_show(struct seq_file *m, struct rds_conn_path *cp)
  * rds_conn_debugfs_show - list every path (debugfs "connections")
  * @m: the seq_file
  *
- * One line per path, in table order.  Lockless (RCU): the counters are
- * read without a snapshot.  A connection being destroyed is already off
- * the table, and a transport's strings outlive its connections.
+ * One line per path of every network namespace, in table order: the file
+ * is root's and global, so each line names its namespace by inode number
+ * (netns=, what /proc/PID/ns/net links to; the netns outlives the line,
+ * its exit destroys its connections first).  Lockless (RCU): the counters
+ * are read without a snapshot.  A connection being destroyed is already
+ * off the table, and a transport's strings outlive its connections.
  */
 void rds_conn_debugfs_show(struct seq_file *m)
 {

@@ -8,8 +8,9 @@
  * Two read-only files, for people and for tests; not an ABI (the RDS_INFO
  * getsockopts are):
  *
- *   connections   one line per path: local and remote address, TOS,
- *                 transport, state, drops, reconnects, the last drop's
+ *   connections   one line per path of every netns: local and remote
+ *                 address, TOS, the netns (inode number), transport,
+ *                 state, drops, reconnects, the last drop's
  *                 reason, detail (wc status, CM event, errno), age and
  *                 the transport's text (connection.c formats them)
  *   drop_reasons  drops and reconnects per reason since rds.ko loaded

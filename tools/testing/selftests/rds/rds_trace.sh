@@ -5,7 +5,8 @@
 # files (/sys/kernel/debug/rds/connections, drop_reasons):
 #   - every event is in tracefs; enabling the system works;
 #   - rds-ping traffic to the peer fires rds_send/rds_recv, and the
-#     connection is listed UP in debugfs;
+#     connection is listed UP in debugfs, in our netns (its inode number),
+#     as every line names one;
 #   - rdma_ops (the runner installs it): MR register/release/invalidate
 #     here; with our modules on the peer also RDMA post/completion there,
 #     and the dead-key WRITE's failure as a wc_error or qp_event drop on
@@ -46,8 +47,10 @@ snap() { cat $tr/trace > /tmp/rds_trace.out; }
 # drop_reasons: column 2 (drops) or 3 (reconnects) of REASON
 cnt() { awk -v r="$1" -v c="$2" '$1 == r { v = $c } END { print v + 0 }' $dbg/drop_reasons; }
 reconnects_total() { awk 'NR > 1 { s += $3 } END { print s + 0 }' $dbg/drop_reasons; }
+# Our netns's inode number (net:[N]); debugfs lists every netns's paths.
+netns=$(readlink /proc/self/ns/net | sed -n 's/^net:\[\([0-9]*\)\]$/\1/p')
 # The IPv4 TOS 0 path to the peer, as debugfs lists it.
-conn_line() { grep "^$la $pa tos=0 " $dbg/connections; }
+conn_line() { grep "^$la $pa tos=0 netns=$netns " $dbg/connections; }
 conn_field() { conn_line | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 ping_until_ok() { # SECONDS: ping until one is answered
 	i=0
@@ -63,7 +66,7 @@ for d in /sys/class/net/*; do
 		dataif=$(basename "$d")
 done
 
-echo "1..23"
+echo "1..24"
 missing=
 for e in $events; do [ -f $tr/events/rds/$e/format ] || missing="$missing $e"; done
 t "tracefs lists every rds event${missing:+ (missing:$missing)}" '[ -z "$missing" ]'
@@ -78,7 +81,10 @@ snap
 t "rds_send and rds_recv fired for it" \
 	'has "rds_send: <::ffff:$la,::ffff:$pa,0>.*dport=0" &&
 	 has "rds_recv: <::ffff:$la,::ffff:$pa,0>.*sport=0"'
-t "debugfs lists the connection UP" 'conn_line | grep -q " trans=infiniband state=UP "'
+t "debugfs lists the connection UP in our netns ($netns)" \
+	'[ -n "$netns" ] && conn_line | grep -q " trans=infiniband state=UP "'
+t "every debugfs line names a netns" \
+	'! grep -qv "^[^ ]* [^ ]* tos=[0-9]* netns=[1-9][0-9]* trans=" $dbg/connections'
 
 # RDMA: the rdma_ops test does WRITE/READ with use-once and plain keys;
 # the peer issues the RDMA (its server runs against either peer modules),
