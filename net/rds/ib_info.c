@@ -14,7 +14,9 @@
  *     the caller's namespace.  Addresses, TOS and SL are always filled in;
  *     while the current endpoint is up also the GIDs, the ring sizes, the
  *     send SGE limit and the 1 MB pool's limits (MRs, pages per MR), as
- *     in-tree.  We have no receive cache, so cache_allocs is 0.
+ *     in-tree.  cache_allocs is 0: in-tree it is the KiB of receive
+ *     fragments parked in the connection's recycling cache, and we have
+ *     no such cache (ib_recv.c returns each page to the page allocator).
  *   - the rds_rdma counters of ib_stats.c, appended to RDS_INFO_COUNTERS
  *     through the transport's ->info_counters().
  *

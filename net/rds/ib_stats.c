@@ -9,9 +9,9 @@
  * this_cpu_inc() from any context (no lock, no shared cache line on the
  * data path).  A reader sums the CPUs.  The names and their order are those
  * the in-tree module exports through RDS_INFO_COUNTERS, so tools that parse
- * the counter list by name see the same set; counters that belong to the
- * memory registration code (ib_rdma_mr_*, ib_atomic_*) stay zero until that
- * code exists.
+ * the counter list by name see the same set; those of in-tree mechanisms we
+ * do not have (ib_tasklet_call, ib_tx_stalled, ib_rdma_mr_*_pool_flush)
+ * stay zero (rds.rst, Counters).  Ours follow the in-tree ones.
  */
 #include <linux/kernel.h>
 #include <linux/percpu.h>
