@@ -47,6 +47,12 @@
  * A key released while its asynchronous REG_MR (RDS_CMSG_RDMA_MAP) is still
  * in flight is not queued yet: rds_ib_inv_queue() notes it in m_reg_inv and
  * the REG_MR completion queues it once the key is live (ib_mr.c).
+ *
+ * Device removal stops the batch worker for good (md_inv_stopped, under
+ * md_inv_lock, which every queueing of it takes): a key that moves to LINV
+ * afterwards stays off the pending list and removal's deregistration of
+ * its MR kills it (ib_mr.c).  Nothing queues md_inv_work of a device state
+ * that may already be freed.
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -225,19 +231,30 @@ static void rds_ib_inv_add_pending(struct rds_ib_mr_dev *md,
 	unsigned int batch = clamp_t(unsigned int, READ_ONCE(rds_ib_inv_batch),
 				     1, RDS_IB_INV_MAX_BATCH);
 	unsigned long delay;
-	bool full;
 
 	spin_lock_bh(&md->md_inv_lock);
+	/* Removal deregisters the MR (the key stays LINV until then). */
+	if (md->md_inv_stopped) {
+		spin_unlock_bh(&md->md_inv_lock);
+		return;
+	}
 	list_add_tail(&mr->m_item, &md->md_inv_pending);
-	full = ++md->md_inv_nr >= batch;
-	spin_unlock_bh(&md->md_inv_lock);
-
-	if (full || now) {
+	if (++md->md_inv_nr >= batch || now) {
 		mod_delayed_work(rds_ib_wq, &md->md_inv_work, 0);
 	} else {
 		delay = usecs_to_jiffies(READ_ONCE(rds_ib_inv_flush_us));
 		queue_delayed_work(rds_ib_wq, &md->md_inv_work, delay);
 	}
+	spin_unlock_bh(&md->md_inv_lock);
+}
+
+/* Run the batch worker after @delay, unless removal stopped it. */
+static void rds_ib_inv_kick(struct rds_ib_mr_dev *md, unsigned long delay)
+{
+	spin_lock_bh(&md->md_inv_lock);
+	if (!md->md_inv_stopped)
+		mod_delayed_work(rds_ib_wq, &md->md_inv_work, delay);
+	spin_unlock_bh(&md->md_inv_lock);
 }
 
 /**
@@ -246,7 +263,7 @@ static void rds_ib_inv_add_pending(struct rds_ib_mr_dev *md,
  */
 void rds_ib_inv_flush(struct rds_ib_mr_dev *md)
 {
-	mod_delayed_work(rds_ib_wq, &md->md_inv_work, 0);
+	rds_ib_inv_kick(md, 0);
 }
 
 /**
@@ -450,7 +467,7 @@ static bool rds_ib_inv_post_batch(struct rds_ib_mr_dev *md)
 
 	b = kmalloc(sizeof(*b), GFP_KERNEL);
 	if (!b) {
-		queue_delayed_work(rds_ib_wq, &md->md_inv_work, 1);
+		rds_ib_inv_kick(md, 1);
 		return false;
 	}
 	b->b_md = md;
@@ -485,7 +502,7 @@ static bool rds_ib_inv_post_batch(struct rds_ib_mr_dev *md)
 		md->md_inv_nr += b->b_nr;
 		spin_unlock_bh(&md->md_inv_lock);
 		kfree(b);
-		queue_delayed_work(rds_ib_wq, &md->md_inv_work, 1);
+		rds_ib_inv_kick(md, 1);
 		return false;
 	}
 
@@ -555,19 +572,25 @@ void rds_ib_inv_dev_init(struct rds_ib_mr_dev *md)
 	spin_lock_init(&md->md_inv_lock);
 	INIT_LIST_HEAD(&md->md_inv_pending);
 	md->md_inv_nr = 0;
+	md->md_inv_stopped = false;
 	INIT_DELAYED_WORK(&md->md_inv_work, rds_ib_inv_worker);
 }
 
 /**
- * rds_ib_inv_dev_stop - the device goes: stop posting
+ * rds_ib_inv_dev_stop - the device goes: stop posting, for good
  * @md: device state (md_dead set, registration QP destroyed)
  *
- * Pending keys stay in state LINV; device removal deregisters their MRs.
+ * Process context.  Once this returns the batch worker neither runs nor is
+ * queued again.  Pending keys stay in state LINV; device removal
+ * deregisters their MRs.
  */
 void rds_ib_inv_dev_stop(struct rds_ib_mr_dev *md)
 {
 	struct rds_ib_mr *mr, *tmp;
 
+	spin_lock_bh(&md->md_inv_lock);
+	md->md_inv_stopped = true;
+	spin_unlock_bh(&md->md_inv_lock);
 	cancel_delayed_work_sync(&md->md_inv_work);
 	spin_lock_bh(&md->md_inv_lock);
 	list_for_each_entry_safe(mr, tmp, &md->md_inv_pending, m_item)

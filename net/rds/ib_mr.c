@@ -59,8 +59,18 @@
  * An MR whose WR did not complete successfully is never reused.
  *
  * Device removal tears everything down (rds_ib_mr_device_remove, called by
- * the ib_client before the PD goes); MRs still held by sockets lose their
- * verbs MR and are freed when released.
+ * the ib_client before the PD goes), in this order: mark the state dead and
+ * destroy the registration QP (the drain completes every REG_MR and
+ * LOCAL_INV in flight, most as flushed); wait for every registration still
+ * running (md_reg_sem: a synchronous one woken by its flushed REG_MR
+ * settles its MR as unknown, one that had not posted puts its MR back);
+ * stop the invalidation worker for good; run recovery's reap of the MRs
+ * whose key state is unknown; then deregister every remaining MR.  After
+ * the wait nobody but removal takes an MR off p_all or clears m_ib (both
+ * under p_lock), so each verbs MR is deregistered exactly once, and every
+ * verbs MR is gone before the PD.  MRs still held by sockets lose their
+ * verbs MR and their DMA mapping (the device is going, the HCA no longer
+ * touches the pages) and are freed when released.
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -467,16 +477,23 @@ static void rds_ib_mr_reap_unknown(struct rds_ib_mr_dev *md)
 
 	list_for_each_entry_safe(mr, tmp, &list, m_item) {
 		struct rds_ib_mr_pool *pool = mr->m_pool;
+		struct ib_mr *ibmr = NULL;
 
 		list_del_init(&mr->m_item);
+		/* Whoever takes the MR off p_all deregisters it, once. */
 		spin_lock_bh(&pool->p_lock);
-		list_del_init(&mr->m_all);
-		pool->p_count--;
+		if (!list_empty(&mr->m_all)) {
+			list_del_init(&mr->m_all);
+			pool->p_count--;
+			ibmr = mr->m_ib;
+			mr->m_ib = NULL;
+		}
 		spin_unlock_bh(&pool->p_lock);
-		ib_dereg_mr(mr->m_ib);
-		mr->m_ib = NULL;
-		rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
-		wake_up(&pool->p_wait);
+		if (ibmr) {
+			ib_dereg_mr(ibmr);
+			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
+			wake_up(&pool->p_wait);
+		}
 		rds_ib_mr_key_dead(mr);
 	}
 }
@@ -555,6 +572,23 @@ int rds_ib_mr_qp_get(struct rds_ib_mr_dev *md,
 	}
 }
 
+/*
+ * The device's registration state with a reference, or NULL.  Under
+ * rid_lock, not just a load: removal clears rid_mr and then drops the
+ * record's reference, which may be the last.
+ */
+static struct rds_ib_mr_dev *rds_ib_mr_dev_find(struct rds_ib_device *rid)
+{
+	struct rds_ib_mr_dev *md;
+
+	spin_lock(&rid->rid_lock);
+	md = rid->rid_mr;
+	if (md)
+		kref_get(&md->md_ref);
+	spin_unlock(&rid->rid_lock);
+	return md;
+}
+
 /* The device's registration state, made on first use (process context). */
 static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 {
@@ -562,19 +596,19 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 	struct rds_ib_mr_dev *md;
 	int i;
 
-	md = smp_load_acquire(&rid->rid_mr);
+	md = rds_ib_mr_dev_find(rid);
 	if (md)
-		goto found;
+		return md;
 
 	mutex_lock(&rds_ib_mr_dev_mutex);
+	spin_lock(&rid->rid_lock);
 	md = rid->rid_mr;
 	if (md)
-		goto unlock;
-	spin_lock(&rid->rid_lock);
-	if (rid->rid_dead) {
+		kref_get(&md->md_ref);
+	if (md || rid->rid_dead) {
 		spin_unlock(&rid->rid_lock);
 		mutex_unlock(&rds_ib_mr_dev_mutex);
-		return ERR_PTR(-ENODEV);
+		return md ? md : ERR_PTR(-ENODEV);
 	}
 	spin_unlock(&rid->rid_lock);
 	md = kzalloc(sizeof(*md), GFP_KERNEL);
@@ -587,6 +621,7 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 	kref_init(&md->md_ref);		/* the device record's reference */
 	mutex_init(&md->md_setup);
 	init_rwsem(&md->md_qp_sem);
+	init_rwsem(&md->md_reg_sem);
 	init_completion(&md->md_cm_done);
 	init_waitqueue_head(&md->md_sq_wait);
 	INIT_WORK(&md->md_recover_work, rds_ib_mr_recover_worker);
@@ -610,11 +645,19 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 	md->md_pools[RDS_IB_MR_1M].p_max = min(rds_ib_mr_1m_pool_size,
 					       max_mr / 2);
 	rds_ib_inv_dev_init(md);
+	kref_get(&md->md_ref);		/* the caller's */
+	spin_lock(&rid->rid_lock);
+	if (rid->rid_dead) {
+		/* Removal ran meanwhile; it did not see us. */
+		spin_unlock(&rid->rid_lock);
+		mutex_unlock(&rds_ib_mr_dev_mutex);
+		rds_ib_mr_dev_put(md);
+		rds_ib_mr_dev_put(md);
+		return ERR_PTR(-ENODEV);
+	}
 	smp_store_release(&rid->rid_mr, md);
-unlock:
+	spin_unlock(&rid->rid_lock);
 	mutex_unlock(&rds_ib_mr_dev_mutex);
-found:
-	kref_get(&md->md_ref);
 	return md;
 }
 
@@ -701,13 +744,26 @@ static void rds_ib_mr_free(struct rds_ib_mr *mr)
 	rds_ib_mr_dev_put(md);
 }
 
-/* Give the user's pages back: the HCA no longer touches them. */
-static void rds_ib_mr_unmap(struct rds_ib_mr *mr)
+/*
+ * DMA-unmap the pages, once: here or in device removal (p_lock), which
+ * must do it while the device still exists.
+ */
+static void rds_ib_mr_dma_unmap(struct rds_ib_mr *mr)
 {
+	struct rds_ib_mr_pool *pool = mr->m_pool;
+
+	spin_lock_bh(&pool->p_lock);
 	if (mr->m_mapped)
 		ib_dma_unmap_sg(mr->m_md->md_rid->rid_dev, mr->m_sg,
 				mr->m_nents, mr->m_dir);
 	mr->m_mapped = 0;
+	spin_unlock_bh(&pool->p_lock);
+}
+
+/* Give the user's pages back: the HCA no longer touches them. */
+static void rds_ib_mr_unmap(struct rds_ib_mr *mr)
+{
+	rds_ib_mr_dma_unmap(mr);
 	if (mr->m_sg_release)
 		mr->m_sg_release(mr->m_sg, mr->m_nents, mr->m_sg_arg);
 	mr->m_sg_release = NULL;
@@ -729,11 +785,13 @@ void rds_ib_mr_put_ref(struct rds_ib_mr *mr)
 	if (!atomic_dec_and_test(&mr->m_refs))
 		return;
 	rds_ib_mr_unmap(mr);
+	spin_lock_bh(&pool->p_lock);
 	if (!mr->m_ib) {
+		/* Device removal deregistered it and left it to us. */
+		spin_unlock_bh(&pool->p_lock);
 		rds_ib_mr_free(mr);
 		return;
 	}
-	spin_lock_bh(&pool->p_lock);
 	if (mr->m_key_state == RDS_IB_KEY_UNKNOWN) {
 		/* Recovery owns it (md_unknown) and deregisters it. */
 		spin_unlock_bh(&pool->p_lock);
@@ -860,74 +918,28 @@ static unsigned int rds_ib_sg_pages(struct scatterlist *sg, unsigned int nents)
 	return pages;
 }
 
-/**
- * rds_ib_mr_register - register pinned pages with FRWR
- * @rid: the device the socket's address is on
- * @laddr: that address (the registration QP connects to it)
- * @sg: the pages (not DMA-mapped); owned by the MR on success until
- *	@sg_release is called
- * @nents: entries in @sg
- * @use_once: mark the key use-once (iova bit RDS_MR_IOVA_USE_ONCE)
- * @write: the peer may write (REMOTE_WRITE, and REMOTE_ATOMIC if possible)
- * @sg_release: called once the HCA can no longer touch the pages
- * @sg_arg: its argument
- * @reg_cb: NULL: wait for the REG_MR to complete; else return once it is
- *	posted, and the completion calls @reg_cb(@sg_arg, key valid)
- *
- * Process context, may sleep (making the registration QP, a full pool or
- * send queue) and, without @reg_cb, until the REG_MR completes.  The
- * returned MR holds the user's reference; rds_ib_mr_release() drops it.
- * m_rkey and m_iova form the cookie.  With @reg_cb, @sg_release is called
- * even if the REG_MR fails (once the key is known dead); without it, only
- * for a successful registration.
- *
- * Return: the MR or an ERR_PTR:
- *   %-EOPNOTSUPP - the device has no FRWR;
- *   %-EMSGSIZE - more pages than the largest MR maps;
- *   %-EINVAL - the pages cannot be mapped by one MR (gaps);
- *   %-ENOMEM - no MR (pool exhausted) or no memory;
- *   %-ENODEV - the device is going away;
- *   %-EAGAIN - the registration QP failed; try again.
- */
-struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
-				     const struct in6_addr *laddr,
-				     struct scatterlist *sg,
-				     unsigned int nents, bool use_once,
-				     bool write,
-				     void (*sg_release)(struct scatterlist *sg,
-							unsigned int nents,
-							void *arg),
-				     void *sg_arg,
-				     void (*reg_cb)(void *arg, bool ok))
+/* rds_ib_mr_register() with md_reg_sem read-held (and a reference on @md). */
+static struct rds_ib_mr *
+rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
+		      unsigned int pages, struct scatterlist *sg,
+		      unsigned int nents, bool use_once, bool write,
+		      void (*sg_release)(struct scatterlist *sg,
+					 unsigned int nents, void *arg),
+		      void *sg_arg, void (*reg_cb)(void *arg, bool ok))
 {
+	struct rds_ib_device *rid = md->md_rid;
 	struct ib_device *dev = rid->rid_dev;
 	const struct ib_send_wr *bad_wr;
 	struct rds_ib_mr_pool *pool;
-	struct rds_ib_mr_dev *md;
 	struct rds_ib_mr *mr;
 	unsigned long flags;
-	unsigned int pages;
 	int access, n, ret;
 
-	if (!rid->rid_frwr)
-		return ERR_PTR(-EOPNOTSUPP);
-	if (!nents)
-		return ERR_PTR(-EINVAL);
-	pages = rds_ib_sg_pages(sg, nents);
-	if (pages > RDS_IB_MR_1M_PAGES || pages > rid->rid_max_frpl)
-		return ERR_PTR(-EMSGSIZE);
-
-	md = rds_ib_mr_dev_get(rid);
-	if (IS_ERR(md))
-		return ERR_CAST(md);
 	pool = &md->md_pools[pages <= RDS_IB_MR_8K_PAGES ? RDS_IB_MR_8K :
 						       RDS_IB_MR_1M];
 	mr = rds_ib_mr_pool_get(md, pool);
-	if (IS_ERR(mr)) {
-		rds_ib_mr_dev_put(md);
+	if (IS_ERR(mr))
 		return mr;
-	}
-	rds_ib_mr_dev_put(md);		/* the MR holds one */
 
 	mr->m_sg = sg;
 	mr->m_nents = nents;
@@ -1037,6 +1049,78 @@ out_put:
 }
 
 /**
+ * rds_ib_mr_register - register pinned pages with FRWR
+ * @rid: the device the socket's address is on
+ * @laddr: that address (the registration QP connects to it)
+ * @sg: the pages (not DMA-mapped); owned by the MR on success until
+ *	@sg_release is called
+ * @nents: entries in @sg
+ * @use_once: mark the key use-once (iova bit RDS_MR_IOVA_USE_ONCE)
+ * @write: the peer may write (REMOTE_WRITE, and REMOTE_ATOMIC if possible)
+ * @sg_release: called once the HCA can no longer touch the pages
+ * @sg_arg: its argument
+ * @reg_cb: NULL: wait for the REG_MR to complete; else return once it is
+ *	posted, and the completion calls @reg_cb(@sg_arg, key valid)
+ *
+ * Process context, may sleep (making the registration QP, a full pool or
+ * send queue) and, without @reg_cb, until the REG_MR completes.  The
+ * returned MR holds the user's reference; rds_ib_mr_release() drops it.
+ * m_rkey and m_iova form the cookie.  With @reg_cb, @sg_release is called
+ * even if the REG_MR fails (once the key is known dead); without it, only
+ * for a successful registration.
+ *
+ * Return: the MR or an ERR_PTR:
+ *   %-EOPNOTSUPP - the device has no FRWR;
+ *   %-EMSGSIZE - more pages than the largest MR maps;
+ *   %-EINVAL - the pages cannot be mapped by one MR (gaps);
+ *   %-ENOMEM - no MR (pool exhausted) or no memory;
+ *   %-ENODEV - the device is going away;
+ *   %-EAGAIN - the registration QP failed; try again.
+ */
+struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
+				     const struct in6_addr *laddr,
+				     struct scatterlist *sg,
+				     unsigned int nents, bool use_once,
+				     bool write,
+				     void (*sg_release)(struct scatterlist *sg,
+							unsigned int nents,
+							void *arg),
+				     void *sg_arg,
+				     void (*reg_cb)(void *arg, bool ok))
+{
+	struct rds_ib_mr_dev *md;
+	struct rds_ib_mr *mr;
+	unsigned int pages;
+
+	if (!rid->rid_frwr)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!nents)
+		return ERR_PTR(-EINVAL);
+	pages = rds_ib_sg_pages(sg, nents);
+	if (pages > RDS_IB_MR_1M_PAGES || pages > rid->rid_max_frpl)
+		return ERR_PTR(-EMSGSIZE);
+
+	md = rds_ib_mr_dev_get(rid);
+	if (IS_ERR(md))
+		return ERR_CAST(md);
+	/*
+	 * Device removal waits for us here: once it holds md_reg_sem no
+	 * registration takes an MR, allocates one, or is left with an MR
+	 * whose key state is still moving.
+	 */
+	down_read(&md->md_reg_sem);
+	if (READ_ONCE(md->md_dead))
+		mr = ERR_PTR(-ENODEV);
+	else
+		mr = rds_ib_mr_do_register(md, laddr, pages, sg, nents,
+					   use_once, write, sg_release, sg_arg,
+					   reg_cb);
+	up_read(&md->md_reg_sem);
+	rds_ib_mr_dev_put(md);
+	return mr;
+}
+
+/**
  * rds_ib_mr_release - the user is done with an MR
  * @mr: the MR from rds_ib_mr_register()
  * @invalidate: invalidate the key now rather than with the next batch
@@ -1055,55 +1139,87 @@ void rds_ib_mr_release(struct rds_ib_mr *mr, bool invalidate)
  * @rid: the device record
  *
  * Process context, called by the ib_client ->remove() before the PD is
- * freed.  MRs still held by users keep their object (without verbs MR)
- * until released.
+ * freed.  Returns with every verbs MR of the device deregistered and every
+ * page DMA-unmapped.  MRs still held by users keep their object (without
+ * verbs MR) until released.  See "Device removal" at the top for the order.
  */
 void rds_ib_mr_device_remove(struct rds_ib_device *rid)
 {
 	struct rds_ib_mr_dev *md;
-	struct rds_ib_mr *mr, *tmp;
+	struct rds_ib_mr *mr;
+	unsigned long flags;
 	int i;
 
 	mutex_lock(&rds_ib_mr_dev_mutex);
+	spin_lock(&rid->rid_lock);
 	md = rid->rid_mr;
 	rid->rid_mr = NULL;
+	spin_unlock(&rid->rid_lock);
 	mutex_unlock(&rds_ib_mr_dev_mutex);
 	if (!md)
 		return;
 
 	down_write(&md->md_qp_sem);
 	md->md_dead = true;
+	/* The drain completes every REG_MR and LOCAL_INV in flight. */
 	rds_ib_mr_qp_destroy(md);
 	up_write(&md->md_qp_sem);
+
+	/* Registrations still running: wake their waits, let them settle. */
+	for (i = 0; i < RDS_IB_MR_NPOOLS; i++)
+		wake_up_all(&md->md_pools[i].p_wait);
+	wake_up_all(&md->md_sq_wait);
+	down_write(&md->md_reg_sem);
+	up_write(&md->md_reg_sem);
+
 	rds_ib_inv_dev_stop(md);
+	/* Nothing makes a key unknown any more: reap the last ones. */
 	flush_work(&md->md_recover_work);
 	rds_ib_mr_reap_unknown(md);
 
 	for (i = 0; i < RDS_IB_MR_NPOOLS; i++) {
 		struct rds_ib_mr_pool *pool = &md->md_pools[i];
-		LIST_HEAD(all);
 
-		spin_lock_bh(&pool->p_lock);
-		list_splice_init(&pool->p_all, &all);
-		spin_unlock_bh(&pool->p_lock);
-		list_for_each_entry_safe(mr, tmp, &all, m_all) {
-			bool clean;
+		for (;;) {
+			struct ib_mr *ibmr;
+			bool clean, kill;
 
-			list_del_init(&mr->m_all);
 			spin_lock_bh(&pool->p_lock);
+			mr = list_first_entry_or_null(&pool->p_all,
+						      struct rds_ib_mr, m_all);
+			if (!mr) {
+				spin_unlock_bh(&pool->p_lock);
+				break;
+			}
+			list_del_init(&mr->m_all);
 			clean = !list_empty(&mr->m_item) &&
 				mr->m_key_state == RDS_IB_KEY_FREE;
 			if (clean)
 				list_del_init(&mr->m_item);
 			pool->p_count--;
-			spin_unlock_bh(&pool->p_lock);
-			ib_dereg_mr(mr->m_ib);
+			ibmr = mr->m_ib;
 			mr->m_ib = NULL;
+			spin_unlock_bh(&pool->p_lock);
+
+			ib_dereg_mr(ibmr);
 			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
-			if (clean)
+			if (clean) {
 				rds_ib_mr_free(mr);
-			else if (mr->m_key_state == RDS_IB_KEY_LIVE ||
-				 mr->m_key_state == RDS_IB_KEY_LINV)
+				continue;
+			}
+			/* The HCA is done with the pages; the device goes. */
+			rds_ib_mr_dma_unmap(mr);
+			/*
+			 * A live or dying key died with the MR: claim its
+			 * death (the LINV ones are on no batch any more).
+			 */
+			xa_lock_irqsave(&md->md_keys, flags);
+			kill = mr->m_key_state == RDS_IB_KEY_LIVE ||
+			       mr->m_key_state == RDS_IB_KEY_LINV;
+			if (kill)
+				mr->m_key_state = RDS_IB_KEY_DEAD;
+			xa_unlock_irqrestore(&md->md_keys, flags);
+			if (kill)
 				rds_ib_mr_key_dead(mr);
 		}
 		wake_up_all(&pool->p_wait);
@@ -1249,7 +1365,7 @@ void rds_ib_flush_mrs(struct rds_sock *rs)
 	rid = rds_ib_rid_lookup(&rs->rs_bound_addr, rs->rs_bound_scope_id);
 	if (!rid)
 		return;
-	md = smp_load_acquire(&rid->rid_mr);
+	md = rds_ib_mr_dev_find(rid);
 	if (md) {
 		rds_ib_inv_flush(md);
 		flush_delayed_work(&md->md_inv_work);
@@ -1257,6 +1373,7 @@ void rds_ib_flush_mrs(struct rds_sock *rs)
 				   atomic_read(&md->md_sq_avail) >=
 				   RDS_IB_REGQP_SQ || !READ_ONCE(md->md_qp),
 				   5 * HZ);
+		rds_ib_mr_dev_put(md);
 	}
 	rds_ib_device_put(rid);
 }

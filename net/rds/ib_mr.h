@@ -188,6 +188,11 @@ struct rds_ib_inv_batch {
  *	WR (m_item, under @md_inv_lock); deregistered by recovery
  * @md_qp_sem: held for reading while posting on @md_qp, for writing
  *	while it is made or torn down
+ * @md_reg_sem: held for reading by a registration from before it takes an
+ *	MR until the MR's key state is settled (live, unknown, or back in
+ *	the pool); device removal takes it for writing to wait them out
+ * @md_inv_stopped: device removal stopped the invalidation worker: nothing
+ *	queues it any more (under @md_inv_lock)
  * @md_laddr: address the registration QP was last made on (rebuilds)
  */
 struct rds_ib_mr_dev {
@@ -215,6 +220,8 @@ struct rds_ib_mr_dev {
 	struct delayed_work	md_inv_work;
 	struct list_head	md_unknown;
 	struct rw_semaphore	md_qp_sem;
+	struct rw_semaphore	md_reg_sem;
+	bool			md_inv_stopped;
 	struct in6_addr		md_laddr;
 };
 

@@ -8,6 +8,10 @@
  *                                   prefixed "# peer: "), exit = failures
  *   ib_msg quick LADDR PADDR PORT S a few echoes, retried for S seconds
  *   ib_msg quit LADDR PADDR PORT    stop an echo server
+ *   ib_msg reg LADDR PADDR PORT S   register and free MRs on LADDR's
+ *                                   device for S seconds (ib_multidev.sh:
+ *                                   registrations in flight while the
+ *                                   device is removed)
  *   ib_msg [test]                   node 0: start echo servers on node 1
  *                                   (rds-peer), run the checks below over
  *                                   IPv4 and, when configured, IPv6
@@ -496,6 +500,86 @@ static int do_quit(const char *la, const char *pa, int port)
 	return 0;
 }
 
+/* sendmsg() to peer_sa with one RDS_CMSG_RDMA_MAP, without blocking. */
+static ssize_t send_map(int fd, const void *buf, size_t len,
+			const struct rds_get_mr_args *mr)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(*mr))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr m = { .msg_name = &peer_sa.sa, .msg_namelen = peer_len,
+			    .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.b, .msg_controllen = sizeof(u.b) };
+	struct cmsghdr *c;
+
+	memset(&u, 0, sizeof(u));
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_RDS;
+	c->cmsg_type = RDS_CMSG_RDMA_MAP;
+	c->cmsg_len = CMSG_LEN(sizeof(*mr));
+	memcpy(CMSG_DATA(c), mr, sizeof(*mr));
+	return sendmsg(fd, &m, MSG_DONTWAIT);
+}
+
+/*
+ * For @secs seconds, as fast as it goes, on a socket bound to @la: an
+ * RDS_GET_MR (it waits for its REG_MR) freed again at once, every other
+ * time with RDS_RDMA_INVALIDATE, and every fourth time a message to
+ * @pa:@port mapping a use-once key (RDS_CMSG_RDMA_MAP: it does not wait;
+ * the key lives until the socket closes; an echo server ignores the
+ * message).  Failures are expected once the device goes and only counted.
+ * Return: 0 if at least one registration succeeded.
+ */
+static int do_reg(const char *la, const char *pa, int port, int secs)
+{
+	static unsigned char buf[3 * 4096] __attribute__((aligned(4096)));
+	struct mhdr h = { .magic = 0 };
+	time_t end = time(NULL) + secs;
+	unsigned long ok = 0, err = 0, maps = 0, i;
+	int fd;
+
+	if (mkaddr(pa, port, &peer_sa.ss, &peer_len))
+		return 1;
+	fd = rds_sock(la, 0);
+	if (fd < 0)
+		return 1;
+	for (i = 0; time(NULL) < end; i++) {
+		uint64_t cookie = 0, mcookie = 0;
+		struct rds_get_mr_args a = {
+			.vec = { (uintptr_t)buf, sizeof(buf) },
+			.cookie_addr = (uintptr_t)&cookie,
+			.flags = RDS_RDMA_READWRITE,
+		};
+		struct rds_free_mr_args f = { 0 };
+
+		if (setsockopt(fd, SOL_RDS, RDS_GET_MR, &a, sizeof(a)))
+			err++;
+		else
+			ok++;
+		if (cookie) {
+			f.cookie = cookie;
+			f.flags = (i & 1) ? RDS_RDMA_INVALIDATE : 0;
+			setsockopt(fd, SOL_RDS, RDS_FREE_MR, &f, sizeof(f));
+		}
+		if (i % 4 || maps >= 1000)
+			continue;
+		a.cookie_addr = (uintptr_t)&mcookie;
+		a.flags = RDS_RDMA_USE_ONCE | RDS_RDMA_READWRITE;
+		if (send_map(fd, &h, sizeof(h), &a) < 0) {
+			err++;
+		} else {
+			ok++;
+			maps++;
+		}
+	}
+	close(fd);
+	fprintf(stderr, "# reg on %s: %lu registrations, %lu failed\n", la, ok,
+		err);
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *k = getenv("RDS_KERNEL");
@@ -519,6 +603,8 @@ int main(int argc, char **argv)
 		return do_quick(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]));
 	if (argc == 5 && !strcmp(argv[1], "quit"))
 		return do_quit(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 6 && !strcmp(argv[1], "reg"))
+		return do_reg(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]));
 	if (argc == 1 || (argc == 2 && !strcmp(argv[1], "test")))
 		return do_test();
 	fprintf(stderr, "usage: ib_msg echo ADDR PORT IDLE | ib_msg [test]\n");

@@ -5,11 +5,15 @@
 # device (rxe1) is added on each node's control link (203.0.113.x), so
 # that each node has two devices, each with its own address.  Checks:
 # connections over both devices carry messages at the same time; removing
-# one device with its connections up leaves the other's traffic intact;
+# one device with its connections up, and with registrations (RDS_GET_MR,
+# RDS_CMSG_RDMA_MAP, RDS_FREE_MR) running on it, leaves the other's traffic
+# intact and the registrations fail cleanly;
 # the address of a removed device can no longer be bound (EADDRNOTAVAIL)
 # and works again once the device is back.  rxe1 is removed at the end so
 # that later tests of the same boot see one device again.
 la=$RDS_LOCAL_ADDR
+slow=1
+[ "$RDS_KERNEL" = debug ] && slow=2
 pa=$RDS_PEER_ADDR
 [ -n "$la" ] && [ -n "$pa" ] || { echo "1..0 # SKIP no cluster"; exit 4; }
 cd /tests || exit 1
@@ -57,6 +61,18 @@ both() { # traffic over both devices at once
 	wait $p2; r2=$?
 	[ $r1 = 0 ] && [ $r2 = 0 ]
 }
+# rxe1 deleted while two processes register MRs on it (ib_msg reg): the
+# device's removal waits for registrations in flight and deregisters every
+# MR; the loops made at least one registration before it went.
+del_during_reg() {
+	./ib_msg reg "$la2" "$pa2" 4101 $((20 * slow)) & r1=$!
+	./ib_msg reg "$la2" "$pa2" 4101 $((20 * slow)) & r2=$!
+	sleep $((5 * slow))
+	del_local; d=$?
+	wait $r1; a=$?
+	wait $r2; b=$?
+	[ $d = 0 ] && [ $a = 0 ] && [ $b = 0 ]
+}
 bind_fails() { # ADDR: bind must fail with EADDRNOTAVAIL
 	./ib_msg quick "$1" "$pa2" 4102 1 2>&1 | grep -q "Cannot assign"
 }
@@ -69,7 +85,8 @@ sleep 1
 t "messages over rxe0 and rxe1 at the same time" 'both'
 t "two connections, one per device" \
 	'dmesg | grep -q "connected <::ffff:$la2,::ffff:$pa2,0>"'
-t "rxe1 deleted with its connection up" 'del_local'
+t "rxe1 deleted with its connection up and registrations running" \
+	'del_during_reg'
 t "rxe0 traffic unaffected" 'quick "$la" "$pa" 4100'
 t "rxe1's address no longer binds" 'bind_fails $la2'
 dmesg -c >/dev/null 2>&1
