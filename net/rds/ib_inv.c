@@ -34,10 +34,10 @@
  *      the chain completes successfully, every LOCAL_INV before it has.
  *
  *    The batch goes out when it is full, when someone waits for one of its
- *    keys (rds_ib_inv_wait_key, an MR released with invalidate, a full
- *    pool), or after rds_ib_inv_flush_us.  A message completing a use-once
- *    RDMA is handed on only from the waiter callback, i.e. after the batch
- *    holding its key completed.
+ *    keys (a message completing a use-once RDMA, rds_ib_unuse_mr; an MR
+ *    released with invalidate; a full pool), or after rds_ib_inv_flush_us.
+ *    A message completing a use-once RDMA is handed on only from the
+ *    waiter callback, i.e. after the batch holding its key completed.
  *
  * 3. Recovery.  A failed or flushed LOCAL_INV (or REG_MR) leaves the key's
  *    state unknown: the MRs go to md_unknown and recovery (ib_mr.c)
@@ -293,48 +293,6 @@ void rds_ib_inv_queue(struct rds_ib_mr *mr, bool now)
 		rds_ib_inv_add_pending(md, mr, now);
 	else if (now)
 		rds_ib_inv_flush(md);
-}
-
-/**
- * rds_ib_inv_wait_key - hold something until a use-once key is dead
- * @rid: device the key was registered on
- * @rkey: the key (from an RDS_EXTHDR_RDMA header)
- * @w: called once the key is dead, unless this returns 0
- *
- * The fallback for completing messages that did not invalidate the key
- * remotely: a live use-once key is queued for local invalidation and its
- * batch posted now.  Any context.
- *
- * Return: 0 if there is nothing to wait for (not a live use-once key of
- * ours), or -EINPROGRESS if @w will be called.
- */
-int rds_ib_inv_wait_key(struct rds_ib_device *rid, u32 rkey,
-			struct rds_ib_inv_waiter *w)
-{
-	struct rds_ib_mr_dev *md = smp_load_acquire(&rid->rid_mr);
-	struct rds_ib_mr *mr;
-	unsigned long flags;
-	bool live = false;
-
-	if (!md)
-		return 0;
-	xa_lock_irqsave(&md->md_keys, flags);
-	mr = xa_load(&md->md_keys, rkey);
-	if (!mr || !mr->m_use_once || mr->m_key_state == RDS_IB_KEY_DEAD) {
-		xa_unlock_irqrestore(&md->md_keys, flags);
-		return 0;
-	}
-	list_add_tail(&w->w_item, &mr->m_waiters);
-	if (mr->m_key_state == RDS_IB_KEY_LIVE) {
-		mr->m_key_state = RDS_IB_KEY_LINV;
-		live = true;
-	}
-	xa_unlock_irqrestore(&md->md_keys, flags);
-	if (live)
-		rds_ib_inv_add_pending(md, mr, true);
-	else
-		rds_ib_inv_flush(md);
-	return -EINPROGRESS;
 }
 
 static void rds_ib_inv_unhold(struct rds_ib_inv_waiter *w)

@@ -256,8 +256,6 @@ bool rds_ib_inv_send_remote_ok(const struct rds_ib_ep *ep, u64 cookie);
 int rds_ib_inv_recv_remote(struct rds_ib_ep *ep, u32 rkey);
 void rds_ib_inv_queue(struct rds_ib_mr *mr, bool now);
 void rds_ib_inv_flush(struct rds_ib_mr_dev *md);
-int rds_ib_inv_wait_key(struct rds_ib_device *rid, u32 rkey,
-			struct rds_ib_inv_waiter *w);
 void rds_ib_inv_dev_init(struct rds_ib_mr_dev *md);
 void rds_ib_inv_dev_stop(struct rds_ib_mr_dev *md);
 void rds_ib_inv_worker(struct work_struct *work);
