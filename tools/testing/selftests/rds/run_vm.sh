@@ -3,9 +3,9 @@
 #
 # run_vm.sh - boot an RDS test cluster under QEMU and run selftests on it.
 #
-#   run_vm.sh [--kernel stock|6.12|debug] [--nodes N] [--peer-mods ours|intree]
-#             [--keep] [--expect-splat] [--no-build] [--src DIR] [--show]
-#             [TEST...]
+#   run_vm.sh [--kernel stock|6.12|debug] [--nodes N]
+#             [--peer-mods ours|intree|ours3] [--keep] [--expect-splat]
+#             [--no-build] [--src DIR] [--show] [TEST...]
 #
 # Builds our modules for the kernel, the test binaries and the guest helper,
 # packs one initramfs, boots N nodes in parallel (node 0 runs the tests, the
@@ -55,7 +55,13 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case "$nodes" in 2|3|4) ;; *) echo "run_vm.sh: --nodes 2..4" >&2; exit 2 ;; esac
-case "$peer_mods" in ours|intree) ;; *) echo "run_vm.sh: --peer-mods ours|intree" >&2; exit 2 ;; esac
+# The PEER flavour of tests.txt; ours3 is our modules on 3 nodes.
+flavour=$peer_mods
+case "$peer_mods" in
+ours|intree) ;;
+ours3) peer_mods=ours; nodes=3 ;;
+*) echo "run_vm.sh: --peer-mods ours|intree|ours3" >&2; exit 2 ;;
+esac
 
 log() { echo "run_vm[$kernel]: $*" >&2; }
 
@@ -136,7 +142,7 @@ if [ -f "$tsrc/tests.txt" ]; then
 	while read -r name kernels peer limit envs; do
 		case "$name" in ''|\#*) continue ;; esac
 		peer=${peer:-ours}; limit=${limit:-300}
-		[ "$peer" = "$peer_mods" ] || continue
+		[ "$peer" = "$flavour" ] || continue
 		case ",$kernels," in *",all,"*|*",$kernel,"*) ;; *) continue ;; esac
 		want "$name" || continue
 		echo "$name $limit $envs" >>"$runlist"
@@ -418,7 +424,7 @@ else
 fi
 
 if [ "$fail" -gt 0 ] || [ "$keep" = 1 ]; then
-	dest=$b/vm-logs/$kernel-$peer_mods-$(date +%Y%m%d-%H%M%S)
+	dest=$b/vm-logs/$kernel-$flavour-$(date +%Y%m%d-%H%M%S)
 	mkdir -p "$dest"
 	cp -r "$logdir"/. "$dest/"
 	log "logs kept in $dest"
