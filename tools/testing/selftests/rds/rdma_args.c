@@ -59,14 +59,10 @@ FIXTURE_SETUP(ra)
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->buf);
 	memset(self->buf, 0x5a, BUFSZ);
-	self->hole = mmap(NULL, 4096, PROT_NONE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->hole);
-	munmap(self->hole, 4096);
-	self->edge = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->edge);
-	ASSERT_OK(munmap(self->edge + 4096, 4096));
+	self->hole = rds_hole_page();
+	ASSERT_NE(NULL, self->hole);
+	self->edge = rds_edge_page();
+	ASSERT_NE(NULL, self->edge);
 	self->vec[0].addr = (uintptr_t)self->buf;
 	self->vec[0].bytes = 4096;
 }
@@ -79,50 +75,19 @@ FIXTURE_TEARDOWN(ra)
 	munmap(self->edge, 4096);
 }
 
-struct cm {
-	int type;
-	const void *data;
-	size_t len;	/* data length */
-	size_t clen;	/* cmsg_len payload (default len) */
-};
-
+/* plen zero bytes with the cmsgs of cm: one sendmsg, never retried. */
 static ssize_t send_cmsgs(int fd, const struct sockaddr_storage *to,
-			  size_t plen, const struct cm *cm, int n)
+			  size_t plen, const struct rds_cm *cm, int n)
 {
-	static union {
-		char buf[4096];
-		struct cmsghdr align;
-	} u;
-	static char payload[64];
-	struct iovec iov = { .iov_base = payload, .iov_len = plen };
-	struct msghdr m = {
-		.msg_name = (void *)to, .msg_namelen = rds_sslen(to),
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = u.buf,
-	};
-	struct cmsghdr *c;
-	size_t total = 0;
-	int i;
+	static const char payload[64];
 
-	memset(u.buf, 0, sizeof(u.buf));
-	for (i = 0; i < n; i++)
-		total += CMSG_SPACE(cm[i].len);
-	m.msg_controllen = total;
-	c = CMSG_FIRSTHDR(&m);
-	for (i = 0; i < n; i++) {
-		c->cmsg_level = SOL_RDS;
-		c->cmsg_type = cm[i].type;
-		c->cmsg_len = CMSG_LEN(cm[i].clen ? cm[i].clen : cm[i].len);
-		memcpy(CMSG_DATA(c), cm[i].data, cm[i].len);
-		c = CMSG_NXTHDR(&m, c);
-	}
-	return sendmsg(fd, &m, MSG_DONTWAIT);
+	return rds_sendmsg_cm(fd, to, payload, plen, cm, n, 0);
 }
 
 static ssize_t send1(FIXTURE_DATA(ra) *self, int type, const void *d,
 		     size_t len)
 {
-	struct cm cm = { .type = type, .data = d, .len = len };
+	struct rds_cm cm = { .type = type, .data = d, .len = len };
 
 	return send_cmsgs(self->a, &self->ba, 16, &cm, 1);
 }
@@ -247,7 +212,7 @@ TEST_F(ra, args_hostile)
 	a = good_args(self);
 	self->vec[0].addr = (uintptr_t)self->buf;
 	{
-		struct cm cm = { RDS_CMSG_RDMA_ARGS, &a, sizeof(a),
+		struct rds_cm cm = { RDS_CMSG_RDMA_ARGS, &a, sizeof(a),
 				 sizeof(a) - 8 };
 
 		EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, &cm, 1),
@@ -270,7 +235,7 @@ TEST_F(ra, grouping)
 	at.cookie = 0x1234;
 	at.local_addr = (uintptr_t)self->word;
 	{	/* two RDMA ops: one per message */
-		struct cm cm[2] = {
+		struct rds_cm cm[2] = {
 			{ RDS_CMSG_RDMA_ARGS, &a, sizeof(a) },
 			{ RDS_CMSG_RDMA_ARGS, &a, sizeof(a) },
 		};
@@ -278,7 +243,7 @@ TEST_F(ra, grouping)
 		EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, cm, 2), EINVAL);
 	}
 	{	/* two atomics */
-		struct cm cm[2] = {
+		struct rds_cm cm[2] = {
 			{ RDS_CMSG_ATOMIC_FADD, &at, sizeof(at) },
 			{ RDS_CMSG_ATOMIC_CSWP, &at, sizeof(at) },
 		};
@@ -286,7 +251,7 @@ TEST_F(ra, grouping)
 		EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, cm, 2), EINVAL);
 	}
 	{	/* an RDMA and an atomic may share a message */
-		struct cm cm[2] = {
+		struct rds_cm cm[2] = {
 			{ RDS_CMSG_RDMA_ARGS, &a, sizeof(a) },
 			{ RDS_CMSG_ATOMIC_FADD, &at, sizeof(at) },
 		};
@@ -295,7 +260,7 @@ TEST_F(ra, grouping)
 			     EOPNOTSUPP);
 	}
 	{	/* an op and a cookie may not */
-		struct cm cm[2] = {
+		struct rds_cm cm[2] = {
 			{ RDS_CMSG_RDMA_ARGS, &a, sizeof(a) },
 			{ RDS_CMSG_RDMA_DEST, &cookie, sizeof(cookie) },
 		};
@@ -303,7 +268,7 @@ TEST_F(ra, grouping)
 		EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, cm, 2), EINVAL);
 	}
 	{
-		struct cm cm[2] = {
+		struct rds_cm cm[2] = {
 			{ RDS_CMSG_ATOMIC_CSWP, &at, sizeof(at) },
 			{ RDS_CMSG_RDMA_MAP, &mr, sizeof(mr) },
 		};
@@ -316,7 +281,7 @@ TEST_F(ra, grouping)
 TEST_F(ra, dest_hostile)
 {
 	rds_rdma_cookie_t cookie = 0x100000001ULL;
-	struct cm cm = { RDS_CMSG_RDMA_DEST, &cookie, sizeof(cookie), 4 };
+	struct rds_cm cm = { RDS_CMSG_RDMA_DEST, &cookie, sizeof(cookie), 4 };
 
 	/* a cookie this socket never registered */
 	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_DEST, &cookie, sizeof(cookie)),
@@ -362,7 +327,7 @@ TEST_F(ra, atomics)
 		EXPECT_ERRNO(send1(self, types[i], &at, sizeof(at)), EFAULT);
 		/* short */
 		{
-			struct cm cm = { types[i], &at, sizeof(at),
+			struct rds_cm cm = { types[i], &at, sizeof(at),
 					 sizeof(at) - 8 };
 
 			EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, &cm, 1),

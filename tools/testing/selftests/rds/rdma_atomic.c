@@ -64,101 +64,25 @@ static const int atomic_types[] = {
 /* ------------------------------------------------------------------ */
 /* sendmsg with cmsgs, notifications                                   */
 
-struct cm {
-	int type;
-	const void *data;
-	size_t len;	/* data length */
-	size_t clen;	/* cmsg_len payload (default len) */
-};
-
-static ssize_t send_cmsgs(int fd, const struct sockaddr_storage *to,
-			  const void *payload, size_t plen,
-			  const struct cm *cm, int n)
-{
-	union {
-		char buf[1024];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = (void *)payload, .iov_len = plen };
-	struct msghdr m = {
-		.msg_name = (void *)to, .msg_namelen = rds_sslen(to),
-		.msg_iov = &iov, .msg_iovlen = 1,
-	};
-	struct cmsghdr *c;
-	size_t total = 0;
-	int i;
-
-	memset(u.buf, 0, sizeof(u.buf));
-	for (i = 0; i < n; i++)
-		total += CMSG_SPACE(cm[i].len);
-	if (n) {
-		m.msg_control = u.buf;
-		m.msg_controllen = total;
-	}
-	c = n ? CMSG_FIRSTHDR(&m) : NULL;
-	for (i = 0; i < n; i++) {
-		c->cmsg_level = SOL_RDS;
-		c->cmsg_type = cm[i].type;
-		c->cmsg_len = CMSG_LEN(cm[i].clen ? cm[i].clen : cm[i].len);
-		memcpy(CMSG_DATA(c), cm[i].data, cm[i].len);
-		c = CMSG_NXTHDR(&m, c);
-	}
-	return sendmsg(fd, &m, MSG_DONTWAIT);
-}
-
 static ssize_t send_atomic(int fd, const struct sockaddr_storage *to,
 			   int type, const struct rds_atomic_args *at,
 			   size_t plen)
 {
 	static const char payload[16] = "atomic";
-	struct cm cm = { type, at, sizeof(*at) };
-
-	return send_cmsgs(fd, to, payload, plen, &cm, 1);
+	return rds_send_cmsg(fd, to, payload, plen, type, at, sizeof(*at), 0);
 }
 
-/*
- * Wait for the next notification on fd; data messages are skipped.
- * Returns its status (and token), -1 on timeout.
- */
-static int wait_note(int fd, uint64_t *token, int ms)
+static ssize_t send_cmsgs(int fd, const struct sockaddr_storage *to,
+			  const void *payload, size_t plen,
+			  const struct rds_cm *cm, int n)
 {
-	union {
-		char b[256];
-		struct cmsghdr align;
-	} u;
-	char data[256];
-	struct iovec iov = { data, sizeof(data) };
-	struct msghdr m;
-	struct cmsghdr *c;
-	struct timespec t0;
-	ssize_t r;
+	return rds_sendmsg_cm(fd, to, payload, plen, cm, n, 0);
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		long left = ms - rds_ms_since(&t0);
-
-		if (left <= 0)
-			return -1;
-		memset(&m, 0, sizeof(m));
-		m.msg_iov = &iov;
-		m.msg_iovlen = 1;
-		m.msg_control = u.b;
-		m.msg_controllen = sizeof(u.b);
-		r = rds_recvmsg_wait(fd, &m, 0, left);
-		if (r < 0)
-			return -1;
-		for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-			struct rds_rdma_notify n;
-
-			if (c->cmsg_level != SOL_RDS ||
-			    c->cmsg_type != RDS_CMSG_RDMA_STATUS)
-				continue;
-			memcpy(&n, CMSG_DATA(c), sizeof(n));
-			if (token)
-				*token = n.user_token;
-			return n.status;
-		}
-	}
+/* The next notification on fd (data skipped): its status, -1 if none. */
+static int wait_note(int fd, uint64_t *token)
+{
+	return rds_wait_note(fd, token, NOTE_MS);
 }
 
 /* Nothing (notification or data) is queued on fd. */
@@ -190,14 +114,8 @@ static int bound4(const char *addr, int port)
 
 static int get_mr(int fd, void *addr, size_t len, uint64_t *cookie)
 {
-	struct rds_get_mr_args mr = {
-		.vec = { (uintptr_t)addr, len },
-		.cookie_addr = (uintptr_t)cookie,
-		.flags = RDS_RDMA_READWRITE,
-	};
-
 	*cookie = 0;
-	return setsockopt(fd, SOL_RDS, RDS_GET_MR, &mr, sizeof(mr));
+	return rds_get_mr(fd, addr, len, cookie, RDS_RDMA_READWRITE);
 }
 
 /*
@@ -234,7 +152,7 @@ static int fadd_run(const char *laddr, const struct sockaddr_storage *to,
 		if (send_atomic(fd, to, masked ? RDS_CMSG_MASKED_ATOMIC_FADD :
 				RDS_CMSG_ATOMIC_FADD, &at, 0) != 0)
 			return 11;
-		if (wait_note(fd, NULL, NOTE_MS) != RDS_RDMA_SUCCESS)
+		if (wait_note(fd, NULL) != RDS_RDMA_SUCCESS)
 			return 12;
 		if (i && res <= prev)
 			return 13;
@@ -426,37 +344,6 @@ static uint64_t rnd_mask(void)
 	}
 }
 
-/* Value of an RDS_INFO_COUNTERS counter of this node, or -1. */
-static long long counter(const char *name)
-{
-	struct rds_info_counter *c;
-	socklen_t len = 0;
-	long long v = -1;
-	unsigned int i, n;
-	void *buf = NULL;
-	int fd = rds_socket();
-
-	if (fd < 0)
-		return -1;
-	/* The first call says how much room the counters need. */
-	getsockopt(fd, SOL_RDS, RDS_INFO_COUNTERS, NULL, &len);
-	if (!len)
-		goto out;
-	len += 64 * sizeof(*c);
-	buf = calloc(1, len);
-	if (!buf || getsockopt(fd, SOL_RDS, RDS_INFO_COUNTERS, buf, &len) < 0)
-		goto out;
-	c = buf;
-	n = len / sizeof(*c);
-	for (i = 0; i < n; i++)
-		if (!strncmp((char *)c[i].name, name, sizeof(c[i].name)))
-			v = c[i].value;
-out:
-	free(buf);
-	close(fd);
-	return v;
-}
-
 static int param_set(const char *v)
 {
 	return rds_write_file(PARAM, v);
@@ -501,10 +388,8 @@ FIXTURE_SETUP(at)
 	self->res = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->res);
-	self->hole = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
-			  -1, 0);
-	ASSERT_NE(MAP_FAILED, self->hole);
-	munmap(self->hole, 4096);
+	self->hole = rds_hole_page();
+	ASSERT_NE(NULL, self->hole);
 
 	/* A server from an earlier case may still be there. */
 	if (srv_call(self->c, &self->srv, &q, &r, 3000)) {
@@ -575,7 +460,7 @@ TEST_F(at, hostile_args)
 		EXPECT_ERRNO(send_atomic(self->a, &self->srv, t, &at, 8), EFAULT);
 		at.local_addr = (uintptr_t)self->res;
 		{	/* short cmsgs */
-			struct cm cm = { t, &at, sizeof(at), sizeof(at) - 8 };
+			struct rds_cm cm = { t, &at, sizeof(at), sizeof(at) - 8 };
 
 			EXPECT_ERRNO(send_cmsgs(self->a, &self->srv, "x", 1,
 						&cm, 1), EINVAL);
@@ -584,7 +469,7 @@ TEST_F(at, hostile_args)
 						&cm, 1), EINVAL);
 		}
 		{	/* two atomics; an atomic and a cookie */
-			struct cm cm[2] = {
+			struct rds_cm cm[2] = {
 				{ t, &at, sizeof(at) },
 				{ RDS_CMSG_ATOMIC_FADD, &at, sizeof(at) },
 			};
@@ -605,62 +490,64 @@ TEST_F(at, hostile_args)
 	EXPECT_TRUE(quiet(self->a));
 }
 
+/* One FADD or CSWP and what it must leave: old value here, new there. */
+struct step {
+	int type;
+	uint64_t a, b;		/* add (FADD); compare, swap (CSWP) */
+	size_t plen;		/* payload sent with it */
+	uint64_t old, now;	/* the result buffer, the peer's word */
+};
+
+static void run_step(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(at) *self, uint32_t idx,
+		     const struct step *st)
+{
+	struct rds_atomic_args at = args_for(self, idx, self->res);
+	uint64_t v, tok;
+
+	TH_LOG("type %d a %#llx b %#llx", st->type, (unsigned long long)st->a,
+	       (unsigned long long)st->b);
+	if (st->type == RDS_CMSG_ATOMIC_FADD) {
+		at.fadd.add = st->a;
+	} else {
+		at.cswp.compare = st->a;
+		at.cswp.swap = st->b;
+	}
+	*self->res = 0xdeadbeef;
+	ASSERT_EQ(st->plen, send_atomic(self->a, &self->srv, st->type, &at,
+					st->plen));
+	ASSERT_EQ(RDS_RDMA_SUCCESS, wait_note(self->a, &tok));
+	EXPECT_EQ(at.user_token, tok);
+	EXPECT_EQ(st->old, *self->res);
+	ASSERT_EQ(0, srv_get(self->c, &self->srv, idx, &v));
+	EXPECT_EQ(st->now, v);
+}
+
 /* FADD and CSWP on a word of the peer: old value here, new value there. */
 TEST_F(at, fadd_cswp)
 {
-	uint64_t *res = self->res, v, tok;
-	struct rds_atomic_args at;
-	int i;
+	const uint64_t k = 0x100000001ULL;
+	unsigned int i, j;
 
 	for (i = 0; i < 3; i++) {
 		uint32_t idx = 2 + i * 37;
 		uint64_t base = (uint64_t)i << 62 | 0x1234567800ULL | i;
+		const struct step steps[] = {
+			{ RDS_CMSG_ATOMIC_FADD, k, 0, sizeof("atomic") - 1,
+			  base, base + k },
+			/* CSWP that matches */
+			{ RDS_CMSG_ATOMIC_CSWP, base + k, ~base, 3,
+			  base + k, ~base },
+			/* CSWP that does not: old value, word unchanged */
+			{ RDS_CMSG_ATOMIC_CSWP, base, 42, 3, ~base, ~base },
+			/* negative add wraps as unsigned */
+			{ RDS_CMSG_ATOMIC_FADD, (uint64_t)-5, 0, 0,
+			  ~base, ~base - 5 },
+		};
 
 		ASSERT_EQ(0, srv_set(self->c, &self->srv, idx, base));
-		at = args_for(self, idx, res);
-		at.fadd.add = 0x100000001ULL;
-		*res = 0xdeadbeef;
-		ASSERT_EQ(sizeof("atomic") - 1,
-			  send_atomic(self->a, &self->srv, RDS_CMSG_ATOMIC_FADD,
-				      &at, sizeof("atomic") - 1));
-		ASSERT_EQ(RDS_RDMA_SUCCESS, wait_note(self->a, &tok, NOTE_MS));
-		EXPECT_EQ(at.user_token, tok);
-		EXPECT_EQ(base, *res);
-		ASSERT_EQ(0, srv_get(self->c, &self->srv, idx, &v));
-		EXPECT_EQ(base + 0x100000001ULL, v);
-
-		/* CSWP that matches */
-		at = args_for(self, idx, res);
-		at.cswp.compare = base + 0x100000001ULL;
-		at.cswp.swap = ~base;
-		*res = 0;
-		ASSERT_LE(0, send_atomic(self->a, &self->srv,
-					 RDS_CMSG_ATOMIC_CSWP, &at, 3));
-		ASSERT_EQ(RDS_RDMA_SUCCESS, wait_note(self->a, NULL, NOTE_MS));
-		EXPECT_EQ(base + 0x100000001ULL, *res);
-		ASSERT_EQ(0, srv_get(self->c, &self->srv, idx, &v));
-		EXPECT_EQ(~base, v);
-
-		/* CSWP that does not: old value returned, word unchanged */
-		at.cswp.compare = base;
-		at.cswp.swap = 42;
-		*res = 0;
-		ASSERT_LE(0, send_atomic(self->a, &self->srv,
-					 RDS_CMSG_ATOMIC_CSWP, &at, 3));
-		ASSERT_EQ(RDS_RDMA_SUCCESS, wait_note(self->a, NULL, NOTE_MS));
-		EXPECT_EQ(~base, *res);
-		ASSERT_EQ(0, srv_get(self->c, &self->srv, idx, &v));
-		EXPECT_EQ(~base, v);
-
-		/* negative add wraps as unsigned */
-		at = args_for(self, idx, res);
-		at.fadd.add = (uint64_t)-5;
-		ASSERT_LE(0, send_atomic(self->a, &self->srv,
-					 RDS_CMSG_ATOMIC_FADD, &at, 0));
-		ASSERT_EQ(RDS_RDMA_SUCCESS, wait_note(self->a, NULL, NOTE_MS));
-		EXPECT_EQ(~base, *res);
-		ASSERT_EQ(0, srv_get(self->c, &self->srv, idx, &v));
-		EXPECT_EQ(~base - 5, v);
+		for (j = 0; j < sizeof(steps) / sizeof(steps[0]); j++)
+			run_step(_metadata, self, idx, &steps[j]);
 	}
 	EXPECT_TRUE(quiet(self->a));
 }
@@ -679,7 +566,7 @@ TEST_F(at, flags)
 	at.fadd.add = 1;
 	ASSERT_LE(0, send_atomic(self->a, &self->srv, RDS_CMSG_ATOMIC_FADD,
 				 &at, 4));
-	ASSERT_EQ(RDS_RDMA_SUCCESS, wait_note(self->a, NULL, NOTE_MS));
+	ASSERT_EQ(RDS_RDMA_SUCCESS, wait_note(self->a, NULL));
 	EXPECT_EQ(10, *res);
 
 	/* SILENT with no payload: no SEND at all, still done and notified */
@@ -688,7 +575,7 @@ TEST_F(at, flags)
 	at.fadd.add = 2;
 	ASSERT_EQ(0, send_atomic(self->a, &self->srv, RDS_CMSG_ATOMIC_FADD,
 				 &at, 0));
-	ASSERT_EQ(RDS_RDMA_SUCCESS, wait_note(self->a, NULL, NOTE_MS));
+	ASSERT_EQ(RDS_RDMA_SUCCESS, wait_note(self->a, NULL));
 	EXPECT_EQ(11, *res);
 	ASSERT_EQ(0, srv_get(self->c, &self->srv, 3, &v));
 	EXPECT_EQ(13, v);
@@ -738,10 +625,20 @@ static int reconnected(FIXTURE_DATA(at) *self)
 /* Bad keys and remote addresses: REMOTE_ERROR, nothing written. */
 TEST_F_TIMEOUT(at, remote_errors, 600)
 {
+	/* the operands: m_cswp's four words (fadd.add is the first) */
+	static const struct {
+		const char *what;
+		uint64_t cookie_xor, remote_addr, op[4];
+	} bad[] = {
+		{ "a key the peer never handed out (another MR index)",
+		  0x00ffff00ULL, 8 * 4, { 77, 1, ~0ULL, 0xff } },
+		{ "misaligned remote address", 0, 8 * 4 + 4, { 1 } },
+		{ "past the end of the MR", 0, sizeof(srv_words), { 1 } },
+	};
 	uint64_t *res = self->res, v;
 	struct rds_atomic_args at;
 	int one = 1;
-	unsigned int i;
+	unsigned int i, j;
 
 	ASSERT_EQ(0, srv_set(self->c, &self->srv, 4, 77));
 	ASSERT_EQ(0, srv_set(self->c, &self->srv, 5, 88));
@@ -749,39 +646,21 @@ TEST_F_TIMEOUT(at, remote_errors, 600)
 		int t = atomic_types[i];
 
 		TH_LOG("type %d", t);
-		/* a key the peer never handed out (another MR index) */
-		at = args_for(self, 4, res);
-		at.cookie = self->cookie ^ 0x00ffff00ULL;
-		at.m_cswp.compare = 77;
-		at.m_cswp.swap = 1;
-		at.m_cswp.compare_mask = ~0ULL;
-		at.m_cswp.swap_mask = 0xff;
-		*res = 0x5555;
-		ASSERT_LE(0, send_atomic(self->a, &self->srv, t, &at, 2));
-		EXPECT_EQ(RDS_RDMA_REMOTE_ERROR, wait_note(self->a, NULL,
-							   NOTE_MS));
-		EXPECT_EQ(0x5555, *res);
-		ASSERT_EQ(0, reconnected(self));
-
-		/* misaligned remote address */
-		at = args_for(self, 4, res);
-		at.remote_addr = 8 * 4 + 4;
-		at.fadd.add = 1;
-		ASSERT_LE(0, send_atomic(self->a, &self->srv, t, &at, 2));
-		EXPECT_EQ(RDS_RDMA_REMOTE_ERROR, wait_note(self->a, NULL,
-							   NOTE_MS));
-		EXPECT_EQ(0x5555, *res);
-		ASSERT_EQ(0, reconnected(self));
-
-		/* past the end of the MR */
-		at = args_for(self, 4, res);
-		at.remote_addr = sizeof(srv_words);
-		at.fadd.add = 1;
-		ASSERT_LE(0, send_atomic(self->a, &self->srv, t, &at, 2));
-		EXPECT_EQ(RDS_RDMA_REMOTE_ERROR, wait_note(self->a, NULL,
-							   NOTE_MS));
-		EXPECT_EQ(0x5555, *res);
-		ASSERT_EQ(0, reconnected(self));
+		for (j = 0; j < sizeof(bad) / sizeof(bad[0]); j++) {
+			TH_LOG("%s", bad[j].what);
+			at = args_for(self, 4, res);
+			at.cookie ^= bad[j].cookie_xor;
+			at.remote_addr = bad[j].remote_addr;
+			at.m_cswp.compare = bad[j].op[0];
+			at.m_cswp.swap = bad[j].op[1];
+			at.m_cswp.compare_mask = bad[j].op[2];
+			at.m_cswp.swap_mask = bad[j].op[3];
+			*res = 0x5555;
+			ASSERT_LE(0, send_atomic(self->a, &self->srv, t, &at, 2));
+			EXPECT_EQ(RDS_RDMA_REMOTE_ERROR, wait_note(self->a, NULL));
+			EXPECT_EQ(0x5555, *res);
+			ASSERT_EQ(0, reconnected(self));
+		}
 	}
 	/* RDS_RECVERR without NOTIFY_ME: the failure is reported */
 	ASSERT_OK(setsockopt(self->a, SOL_RDS, RDS_RECVERR, &one, sizeof(one)));
@@ -791,7 +670,7 @@ TEST_F_TIMEOUT(at, remote_errors, 600)
 	at.fadd.add = 1;
 	ASSERT_LE(0, send_atomic(self->a, &self->srv, RDS_CMSG_ATOMIC_FADD,
 				 &at, 2));
-	EXPECT_EQ(RDS_RDMA_REMOTE_ERROR, wait_note(self->a, NULL, NOTE_MS));
+	EXPECT_EQ(RDS_RDMA_REMOTE_ERROR, wait_note(self->a, NULL));
 	ASSERT_EQ(0, reconnected(self));
 	/* the words are untouched, and the connection came back */
 	ASSERT_EQ(0, srv_get(self->c, &self->srv, 4, &v));
@@ -803,7 +682,7 @@ TEST_F_TIMEOUT(at, remote_errors, 600)
 	at.fadd.add = 1;
 	ASSERT_LE(0, send_atomic(self->a, &self->srv, RDS_CMSG_ATOMIC_FADD,
 				 &at, 2));
-	EXPECT_EQ(RDS_RDMA_SUCCESS, wait_note(self->a, NULL, NOTE_MS));
+	EXPECT_EQ(RDS_RDMA_SUCCESS, wait_note(self->a, NULL));
 	EXPECT_EQ(88, *res);
 	EXPECT_TRUE(quiet(self->a));
 }
@@ -854,7 +733,7 @@ static int masked_random(struct __test_metadata *_metadata,
 					 RDS_CMSG_MASKED_ATOMIC_FADD :
 					 RDS_CMSG_MASKED_ATOMIC_CSWP, &at,
 					 i % 3 ? 8 : 0));
-		ASSERT_EQ(RDS_RDMA_SUCCESS, wait_note(self->a, &tok, NOTE_MS));
+		ASSERT_EQ(RDS_RDMA_SUCCESS, wait_note(self->a, &tok));
 		EXPECT_EQ((uint64_t)i, tok);
 		ASSERT_EQ(0, srv_get(self->c, &self->srv, idx, &got));
 		if (*res != v || got != want) {
@@ -902,9 +781,9 @@ TEST(reference)
 static void masked_check(struct __test_metadata *_metadata,
 			 FIXTURE_DATA(at) *self, bool forced)
 {
-	long long e0 = counter("ib_atomic_emulated");
-	long long x0 = counter("ib_atomic_emulated_exhausted");
-	long long r0 = counter("ib_atomic_emulated_retries");
+	long long e0 = rds_counter("ib_atomic_emulated");
+	long long x0 = rds_counter("ib_atomic_emulated_exhausted");
+	long long r0 = rds_counter("ib_atomic_emulated_retries");
 	int nontrivial, rounds = 96;
 
 	ASSERT_EQ(0, param_set(forced ? "Y" : "N"));
@@ -915,12 +794,12 @@ static void masked_check(struct __test_metadata *_metadata,
 		return;
 	}
 	TH_LOG("%d of %d masked ops not trivial; emulated %lld, retries %lld",
-	       nontrivial, rounds, counter("ib_atomic_emulated") - e0,
-	       counter("ib_atomic_emulated_retries") - r0);
+	       nontrivial, rounds, rds_counter("ib_atomic_emulated") - e0,
+	       rds_counter("ib_atomic_emulated_retries") - r0);
 	/* rxe has no masked opcodes: every non-trivial one is emulated */
 	EXPECT_EQ(forced ? rounds : only_soft_devices() ? nontrivial : 0,
-		  counter("ib_atomic_emulated") - e0);
-	EXPECT_EQ(0, counter("ib_atomic_emulated_exhausted") - x0);
+		  rds_counter("ib_atomic_emulated") - e0);
+	EXPECT_EQ(0, rds_counter("ib_atomic_emulated_exhausted") - x0);
 }
 
 /* rds_rdma's own choice: plain opcodes for trivial masks, else emulated. */
@@ -968,9 +847,9 @@ static void many(struct __test_metadata *_metadata, FIXTURE_DATA(at) *self,
 	struct srep r;
 	int p[2], i, st, bad = 0, m;
 	pid_t pids[8];
-	long long e0 = counter("ib_atomic_emulated");
-	long long r0 = counter("ib_atomic_emulated_retries");
-	long long x0 = counter("ib_atomic_emulated_exhausted");
+	long long e0 = rds_counter("ib_atomic_emulated");
+	long long r0 = rds_counter("ib_atomic_emulated_retries");
+	long long x0 = rds_counter("ib_atomic_emulated_exhausted");
 	int mr_fd;
 
 	ASSERT_EQ(0, param_set(forced ? "Y" : "N"));
@@ -1053,12 +932,12 @@ static void many(struct __test_metadata *_metadata, FIXTURE_DATA(at) *self,
 	close(mr_fd);
 	if (e0 >= 0) {
 		TH_LOG("emulated %lld, retries %lld, exhausted %lld",
-		       counter("ib_atomic_emulated") - e0,
-		       counter("ib_atomic_emulated_retries") - r0,
-		       counter("ib_atomic_emulated_exhausted") - x0);
+		       rds_counter("ib_atomic_emulated") - e0,
+		       rds_counter("ib_atomic_emulated_retries") - r0,
+		       rds_counter("ib_atomic_emulated_exhausted") - x0);
 		EXPECT_EQ(masked ? (procs / 2) * n : 0,
-			  counter("ib_atomic_emulated") - e0);
-		EXPECT_EQ(0, counter("ib_atomic_emulated_exhausted") - x0);
+			  rds_counter("ib_atomic_emulated") - e0);
+		EXPECT_EQ(0, rds_counter("ib_atomic_emulated_exhausted") - x0);
 	}
 }
 

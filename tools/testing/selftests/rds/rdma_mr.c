@@ -12,8 +12,6 @@
  */
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
-#include <linux/capability.h>
 #include "rds_test.h"
 
 #define MIB (1UL << 20)
@@ -45,25 +43,6 @@ FIXTURE_VARIANT_ADD(mr, ipv6)
 	.family = AF_INET6,
 };
 
-static int get_mr(int fd, void *addr, uint64_t len, uint64_t *cookie,
-		  uint64_t flags)
-{
-	struct rds_get_mr_args a = {
-		.vec = { .addr = (uintptr_t)addr, .bytes = len },
-		.cookie_addr = (uintptr_t)cookie,
-		.flags = flags,
-	};
-
-	return setsockopt(fd, SOL_RDS, RDS_GET_MR, &a, sizeof(a));
-}
-
-static int free_mr(int fd, uint64_t cookie, uint64_t flags)
-{
-	struct rds_free_mr_args a = { .cookie = cookie, .flags = flags };
-
-	return setsockopt(fd, SOL_RDS, RDS_FREE_MR, &a, sizeof(a));
-}
-
 FIXTURE_SETUP(mr)
 {
 	self->fd = rds_bound_socket(variant->family, 0, &self->addr);
@@ -72,18 +51,14 @@ FIXTURE_SETUP(mr)
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->buf);
 	memset(self->buf, 1, BUFSZ);
-	self->hole = mmap(NULL, 4096, PROT_NONE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->hole);
-	munmap(self->hole, 4096);
-	self->edge = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->edge);
-	ASSERT_OK(munmap(self->edge + 4096, 4096));
+	self->hole = rds_hole_page();
+	ASSERT_NE(NULL, self->hole);
+	self->edge = rds_edge_page();
+	ASSERT_NE(NULL, self->edge);
 	self->cookie = 0;
-	if (get_mr(self->fd, self->buf, 4096, &self->cookie, 0) == 0) {
+	if (rds_get_mr(self->fd, self->buf, 4096, &self->cookie, 0) == 0) {
 		self->can_register = true;
-		ASSERT_OK(free_mr(self->fd, self->cookie, 0));
+		ASSERT_OK(rds_free_mr(self->fd, self->cookie, 0));
 	} else {
 		ASSERT_EQ(EOPNOTSUPP, errno);
 		self->can_register = false;
@@ -109,9 +84,9 @@ TEST(unbound)
 	uint64_t c;
 
 	ASSERT_LE(0, fd);
-	EXPECT_ERRNO(get_mr(fd, buf, sizeof(buf), &c, 0), ENOTCONN);
-	EXPECT_ERRNO(free_mr(fd, 0, 0), EINVAL);
-	EXPECT_ERRNO(free_mr(fd, 0x1234, 0), EINVAL);
+	EXPECT_ERRNO(rds_get_mr(fd, buf, sizeof(buf), &c, 0), ENOTCONN);
+	EXPECT_ERRNO(rds_free_mr(fd, 0, 0), EINVAL);
+	EXPECT_ERRNO(rds_free_mr(fd, 0x1234, 0), EINVAL);
 	close(fd);
 }
 
@@ -165,12 +140,12 @@ TEST_F(mr, register_and_free)
 
 	NEED_REGISTRATION();
 	/* unaligned, ordinary key: the cookie offset is the page offset */
-	ASSERT_OK(get_mr(self->fd, self->buf + 100, 5000, &c1,
-			 RDS_RDMA_READWRITE));
+	ASSERT_OK(rds_get_mr(self->fd, self->buf + 100, 5000, &c1,
+			     RDS_RDMA_READWRITE));
 	EXPECT_EQ(100, c1 >> 32);
 	/* use-once: bit 31 marks it (rds.rst) */
-	ASSERT_OK(get_mr(self->fd, self->buf + 8192 + 12, 64, &c2,
-			 RDS_RDMA_USE_ONCE | RDS_RDMA_INVALIDATE));
+	ASSERT_OK(rds_get_mr(self->fd, self->buf + 8192 + 12, 64, &c2,
+			     RDS_RDMA_USE_ONCE | RDS_RDMA_INVALIDATE));
 	EXPECT_EQ(0x80000000ULL | 12, c2 >> 32);
 	EXPECT_NE((uint32_t)c1, (uint32_t)c2);
 	/* GET_MR_FOR_DEST: dest_addr does not matter */
@@ -182,16 +157,16 @@ TEST_F(mr, register_and_free)
 			     sizeof(d)));
 	EXPECT_EQ(0, c3 >> 32);
 	/* no cookie address: registered all the same */
-	ASSERT_OK(get_mr(self->fd, self->buf, 4096, NULL, 0));
+	ASSERT_OK(rds_get_mr(self->fd, self->buf, 4096, NULL, 0));
 
-	ASSERT_OK(free_mr(self->fd, c1, 0));
-	EXPECT_ERRNO(free_mr(self->fd, c1, 0), EINVAL);
-	ASSERT_OK(free_mr(self->fd, c2, RDS_RDMA_INVALIDATE));
-	EXPECT_ERRNO(free_mr(self->fd, c2, 0), EINVAL);
+	ASSERT_OK(rds_free_mr(self->fd, c1, 0));
+	EXPECT_ERRNO(rds_free_mr(self->fd, c1, 0), EINVAL);
+	ASSERT_OK(rds_free_mr(self->fd, c2, RDS_RDMA_INVALIDATE));
+	EXPECT_ERRNO(rds_free_mr(self->fd, c2, 0), EINVAL);
 	/* the key is what counts, the offset half is ignored */
-	ASSERT_OK(free_mr(self->fd, (uint32_t)c3, 0));
+	ASSERT_OK(rds_free_mr(self->fd, (uint32_t)c3, 0));
 	/* cookie 0 flushes the unused MRs (or EINVAL without a flush) */
-	if (free_mr(self->fd, 0, 0))
+	if (rds_free_mr(self->fd, 0, 0))
 		EXPECT_EQ(EINVAL, errno);
 	/* the last one is released by close() (teardown) */
 }
@@ -201,43 +176,29 @@ TEST_F(mr, hostile_ranges)
 	uint64_t c = 0;
 
 	NEED_REGISTRATION();
-	EXPECT_ERRNO(get_mr(self->fd, self->buf, 0, &c, 0), EINVAL);
-	EXPECT_ERRNO(get_mr(self->fd, (void *)(~0ULL - 100), 1000, &c, 0),
+	EXPECT_ERRNO(rds_get_mr(self->fd, self->buf, 0, &c, 0), EINVAL);
+	EXPECT_ERRNO(rds_get_mr(self->fd, (void *)(~0ULL - 100), 1000, &c, 0),
 		     EINVAL);
-	EXPECT_ERRNO(get_mr(self->fd, (void *)(~0ULL - 4095), 4095, &c, 0),
+	EXPECT_ERRNO(rds_get_mr(self->fd, (void *)(~0ULL - 4095), 4095, &c, 0),
 		     EINVAL);
 	/* the limit is 1 MiB plus the unaligned page */
-	EXPECT_ERRNO(get_mr(self->fd, self->buf, MIB + 4096 + 1, &c, 0),
+	EXPECT_ERRNO(rds_get_mr(self->fd, self->buf, MIB + 4096 + 1, &c, 0),
 		     EMSGSIZE);
-	EXPECT_ERRNO(get_mr(self->fd, self->buf, ~0ULL >> 1, &c, 0),
+	EXPECT_ERRNO(rds_get_mr(self->fd, self->buf, ~0ULL >> 1, &c, 0),
 		     EMSGSIZE);
-	ASSERT_OK(get_mr(self->fd, self->buf + 4000, MIB, &c, 0));
-	ASSERT_OK(free_mr(self->fd, c, 0));
+	ASSERT_OK(rds_get_mr(self->fd, self->buf + 4000, MIB, &c, 0));
+	ASSERT_OK(rds_free_mr(self->fd, c, 0));
 	/* memory that is not there */
-	EXPECT_ERRNO(get_mr(self->fd, self->hole, 4096, &c, 0), EFAULT);
-	EXPECT_ERRNO(get_mr(self->fd, RDS_KERNEL_PTR, 4096, &c, 0), EFAULT);
+	EXPECT_ERRNO(rds_get_mr(self->fd, self->hole, 4096, &c, 0), EFAULT);
+	EXPECT_ERRNO(rds_get_mr(self->fd, RDS_KERNEL_PTR, 4096, &c, 0), EFAULT);
 	/* partly there: the tail runs into the hole */
-	EXPECT_ERRNO(get_mr(self->fd, self->edge, 8192, &c, 0), EFAULT);
+	EXPECT_ERRNO(rds_get_mr(self->fd, self->edge, 8192, &c, 0), EFAULT);
 	/* a cookie address we cannot write: nothing stays registered */
 	c = 0;
-	EXPECT_ERRNO(get_mr(self->fd, self->buf, 4096,
-			    (uint64_t *)RDS_KERNEL_PTR, 0), EFAULT);
-	EXPECT_ERRNO(get_mr(self->fd, self->buf, 4096,
-			    (uint64_t *)self->hole, 0), EFAULT);
-}
-
-static int drop_ipc_lock(void)
-{
-	struct __user_cap_header_struct h = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct d[2];
-
-	if (syscall(SYS_capget, &h, d))
-		return -1;
-	d[CAP_IPC_LOCK / 32].effective &= ~(1U << (CAP_IPC_LOCK % 32));
-	d[CAP_IPC_LOCK / 32].permitted &= ~(1U << (CAP_IPC_LOCK % 32));
-	return syscall(SYS_capset, &h, d);
+	EXPECT_ERRNO(rds_get_mr(self->fd, self->buf, 4096,
+				(uint64_t *)RDS_KERNEL_PTR, 0), EFAULT);
+	EXPECT_ERRNO(rds_get_mr(self->fd, self->buf, 4096,
+				(uint64_t *)self->hole, 0), EFAULT);
 }
 
 /* In a child: no CAP_IPC_LOCK and RLIMIT_MEMLOCK = limit; GET_MR of len. */
@@ -254,9 +215,9 @@ static int limited_get_mr(int fd, void *buf, uint64_t len, rlim_t limit)
 		uint64_t c;
 
 		alarm(60);
-		if (drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &rl))
+		if (rds_drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &rl))
 			_exit(200);
-		if (get_mr(fd, buf, len, &c, 0) == 0)
+		if (rds_get_mr(fd, buf, len, &c, 0) == 0)
 			_exit(0);
 		_exit(errno < 200 ? errno : 201);
 	}
@@ -284,8 +245,8 @@ TEST_F(mr, close_with_mrs)
 
 	NEED_REGISTRATION();
 	for (i = 0; i < 64; i++)
-		ASSERT_OK(get_mr(self->fd, self->buf + i * 8192, 8192, &c,
-				 i & 1 ? RDS_RDMA_USE_ONCE : 0));
+		ASSERT_OK(rds_get_mr(self->fd, self->buf + i * 8192, 8192, &c,
+				     i & 1 ? RDS_RDMA_USE_ONCE : 0));
 	/* teardown closes the socket with 64 MRs on it */
 }
 

@@ -15,25 +15,12 @@
  * key.  A key from RDS_GET_MR without USE_ONCE, handed over with
  * RDS_CMSG_RDMA_DEST, takes two WRITEs, then RDS_FREE_MR frees it.
  */
-#include <errno.h>
-#include <poll.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <linux/rds.h>
-
-#ifndef AF_RDS
-#define AF_RDS 21
-#endif
+#include "rdma_test.h"
 
 #define LEN 20000
+#define SEND_MS 30000	/* bounded wait through a full send buffer */
 /*
  * OP_WRITE_GO_WRITE: WRITE, report, wait for the owner's OP_GO, WRITE
  * again.  The owner says go once it has seen the first WRITE's message:
@@ -70,122 +57,27 @@ static int sock_bound(const char *addr, int port)
 	return fd;
 }
 
-/* recvmsg with a timeout; returns bytes, -1 on error/timeout. */
-static ssize_t recv_to(int fd, void *buf, size_t len, struct sockaddr_in *from,
-		       uint64_t *cookie, struct rds_rdma_notify *note, int ms)
+static ssize_t send_c(int fd, const void *to, const void *buf, size_t len,
+		      int type, const void *d, size_t dlen)
 {
-	union {
-		char b[256];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { buf, len };
-	struct msghdr m = { .msg_name = from,
-			    .msg_namelen = from ? sizeof(*from) : 0,
-			    .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = u.b, .msg_controllen = sizeof(u.b) };
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	struct cmsghdr *c;
-	ssize_t r;
-
-	if (cookie)
-		*cookie = 0;
-	if (note)
-		note->status = -1;
-	/*
-	 * poll() reports POLLIN for a congestion map update alone (in-tree
-	 * semantics: the peer sends its map when the connection comes up),
-	 * so EAGAIN from the receive means "poll again" until @ms runs out.
-	 */
-	for (;;) {
-		struct timespec t0, t1;
-
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (ms <= 0 || poll(&p, 1, ms) != 1)
-			return -1;
-		r = recvmsg(fd, &m, MSG_DONTWAIT);
-		if (r >= 0)
-			break;
-		if (errno != EAGAIN)
-			return -1;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		ms -= (t1.tv_sec - t0.tv_sec) * 1000 +
-		      (t1.tv_nsec - t0.tv_nsec) / 1000000 + 1;
-		m.msg_controllen = sizeof(u.b);
-	}
-	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-		if (c->cmsg_level != SOL_RDS)
-			continue;
-		if (c->cmsg_type == RDS_CMSG_RDMA_DEST && cookie)
-			memcpy(cookie, CMSG_DATA(c), sizeof(*cookie));
-		if (c->cmsg_type == RDS_CMSG_RDMA_STATUS && note)
-			memcpy(note, CMSG_DATA(c), sizeof(*note));
-	}
-	return r;
+	return rds_send_cmsg(fd, to, buf, len, type, d, dlen, SEND_MS);
 }
 
-static ssize_t send_c(int fd, struct sockaddr_in *to, const void *buf,
-		      size_t len, int type, const void *d, size_t dlen)
+/* Issue one RDMA on cookie with a REP_DONE and wait for its notification. */
+static int do_rdma(int fd, const struct sockaddr_storage *to, uint64_t cookie,
+		   bool write, char *local, uint32_t len)
 {
-	union {
-		char b[CMSG_SPACE(sizeof(struct rds_rdma_args))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr m = { .msg_name = to, .msg_namelen = sizeof(*to),
-			    .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (type) {
-		struct cmsghdr *c;
-
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.b;
-		m.msg_controllen = CMSG_SPACE(dlen);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_RDS;
-		c->cmsg_type = type;
-		c->cmsg_len = CMSG_LEN(dlen);
-		memcpy(CMSG_DATA(c), d, dlen);
-	}
-	return sendmsg(fd, &m, 0);
-}
-
-/* Issue one RDMA on cookie and wait for its notification. */
-static int do_rdma(int fd, struct sockaddr_in *to, uint64_t cookie, bool write,
-		   char *local, uint32_t len)
-{
-	struct rds_iovec v = { .addr = (uintptr_t)local, .bytes = len };
-	struct rds_rdma_args a = {
-		.cookie = cookie,
-		.remote_vec = { .addr = 0, .bytes = len },
-		.local_vec_addr = (uintptr_t)&v,
-		.nr_local = 1,
-		.flags = (write ? RDS_RDMA_READWRITE : 0) | RDS_RDMA_NOTIFY_ME,
-		.user_token = 42,
-	};
-	struct rds_rdma_notify note;
 	struct rep done = { .kind = REP_DONE };
-	char junk[64];
-	int i;
 
-	if (send_c(fd, to, &done, sizeof(done), RDS_CMSG_RDMA_ARGS, &a,
-		   sizeof(a)) < 0)
-		return -1000 - errno;
-	for (i = 0; i < 100; i++) {
-		ssize_t r = recv_to(fd, junk, sizeof(junk), NULL, NULL, &note,
-				    30000);
-
-		if (r < 0)
-			return -2000;
-		if (r == 0 && note.status >= 0)
-			return note.user_token == 42 ? note.status : -3000;
-	}
-	return -4000;
+	return rds_do_rdma(fd, to, &done, sizeof(done), cookie, local, len,
+			   write, 42, 30000);
 }
 
 static int serve(const char *addr, int port, int secs)
 {
 	static char local[LEN];
-	struct sockaddr_in from;
+	struct sockaddr_storage from;
+	struct rds_rx rx;
 	uint64_t cookie;
 	struct req q;
 	int fd = sock_bound(addr, port);
@@ -194,11 +86,12 @@ static int serve(const char *addr, int port, int secs)
 		return 1;
 	for (;;) {
 		struct rep r = { .kind = REP_STATUS };
-		ssize_t n = recv_to(fd, &q, sizeof(q), &from, &cookie, NULL,
-				    secs * 1000);
+		ssize_t n = rds_recv_rx(fd, &q, sizeof(q), &rx, secs * 1000);
 
 		if (n < 0)
 			return 0;
+		from = rx.from;
+		cookie = rx.cookie;
 		if (n != sizeof(q))
 			continue;
 		if (q.op == OP_QUIT)
@@ -223,8 +116,8 @@ static int serve(const char *addr, int port, int secs)
 
 				send_c(fd, &from, &r, sizeof(r), 0, NULL, 0);
 				do {
-					n = recv_to(fd, &go, sizeof(go), NULL,
-						    NULL, NULL, secs * 1000);
+					n = rds_recv_rx(fd, &go, sizeof(go),
+							NULL, secs * 1000);
 				} while (n >= 0 && (n != sizeof(go) ||
 						    go.op != OP_GO));
 				if (n < 0)
@@ -257,7 +150,7 @@ static int wait_rep(int fd, struct rep *r, uint32_t kind)
 	int i;
 
 	for (i = 0; i < 10; i++) {
-		ssize_t n = recv_to(fd, r, sizeof(*r), NULL, NULL, NULL, 60000);
+		ssize_t n = rds_recv_rx(fd, r, sizeof(*r), NULL, 60000);
 
 		if (n < 0)
 			return -1;

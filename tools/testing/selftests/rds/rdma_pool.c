@@ -27,8 +27,6 @@
  */
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
-#include <linux/capability.h>
 #include "rds_test.h"
 
 #define POOL_8K		32
@@ -52,25 +50,6 @@ static int reload(const char *params)
 	return system(cmd);
 }
 
-static int get_mr(int fd, void *addr, uint64_t len, uint64_t *cookie,
-		  uint64_t flags)
-{
-	struct rds_get_mr_args a = {
-		.vec = { .addr = (uintptr_t)addr, .bytes = len },
-		.cookie_addr = (uintptr_t)cookie,
-		.flags = flags,
-	};
-
-	return setsockopt(fd, SOL_RDS, RDS_GET_MR, &a, sizeof(a));
-}
-
-static int free_mr(int fd, uint64_t cookie)
-{
-	struct rds_free_mr_args a = { .cookie = cookie };
-
-	return setsockopt(fd, SOL_RDS, RDS_FREE_MR, &a, sizeof(a));
-}
-
 /*
  * Register MRs of len bytes, stride apart from buf, until one fails or max
  * succeeded.  Returns how many succeeded; *err the errno of the failure.
@@ -82,7 +61,7 @@ static int fill(int fd, char *buf, size_t len, size_t stride, int max,
 
 	*err = 0;
 	for (n = 0; n < max; n++) {
-		if (get_mr(fd, buf + n * stride, len, &cookies[n], 0)) {
+		if (rds_get_mr(fd, buf + n * stride, len, &cookies[n], 0)) {
 			*err = errno;
 			break;
 		}
@@ -95,7 +74,7 @@ static int free_all(int fd, uint64_t *cookies, int n)
 	int i, bad = 0;
 
 	for (i = 0; i < n; i++)
-		bad += free_mr(fd, cookies[i]) != 0;
+		bad += rds_free_mr(fd, cookies[i], 0) != 0;
 	return bad;
 }
 
@@ -140,10 +119,10 @@ static void rounds(struct __test_metadata *_metadata, int fd, char *buf,
 		if (n < 1)
 			return;
 		/* The other size class still works. */
-		ASSERT_OK(get_mr(fd, other, olen, &oc, 0));
-		ASSERT_OK(free_mr(fd, oc));
+		ASSERT_OK(rds_get_mr(fd, other, olen, &oc, 0));
+		ASSERT_OK(rds_free_mr(fd, oc, 0));
 		/* Free one: exactly one more fits. */
-		ASSERT_OK(free_mr(fd, cookies[n - 1]));
+		ASSERT_OK(rds_free_mr(fd, cookies[n - 1], 0));
 		EXPECT_EQ(1, fill(fd, buf + (n - 1) * stride, len, stride, 2,
 				  &cookies[n - 1], &err));
 		EXPECT_EQ(ENOMEM, err);
@@ -179,20 +158,6 @@ TEST_F(pool, close)
 	}
 }
 
-static int drop_ipc_lock(void)
-{
-	struct __user_cap_header_struct h = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct d[2];
-
-	if (syscall(SYS_capget, &h, d))
-		return -1;
-	d[CAP_IPC_LOCK / 32].effective &= ~(1U << (CAP_IPC_LOCK % 32));
-	d[CAP_IPC_LOCK / 32].permitted &= ~(1U << (CAP_IPC_LOCK % 32));
-	return syscall(SYS_capset, &h, d);
-}
-
 TEST_F(pool, memlock)
 {
 	/* 32 pages; a one-page MR is accounted as 3 (rds.ko's worst case). */
@@ -207,7 +172,7 @@ TEST_F(pool, memlock)
 		int round, first = -1, i;
 
 		alarm(100);
-		if (drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &rl))
+		if (rds_drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &rl))
 			_exit(10);
 		for (round = 0; round < 3; round++) {
 			/* The unaccounting of freed MRs runs from a work item. */
@@ -238,7 +203,7 @@ TEST_F(pool, memlock)
 		/* No locked memory at all: EPERM, as in-tree. */
 		if (setrlimit(RLIMIT_MEMLOCK, &zero))
 			_exit(14);
-		if (get_mr(self->fd, self->buf, PAGE, &cookies[0], 0) == 0 ||
+		if (rds_get_mr(self->fd, self->buf, PAGE, &cookies[0], 0) == 0 ||
 		    errno != EPERM)
 			_exit(15);
 		_exit(0);
@@ -261,75 +226,13 @@ struct pmsg {
 	uint32_t ok, notes, pad[2];
 };
 
-/* sendmsg with an optional SOL_RDS cmsg (retried through a full buffer). */
+#define SEND_MS		20000	/* bounded wait through a full send buffer */
+
 static ssize_t send_c(int fd, const struct sockaddr_storage *to,
 		      const void *buf, size_t len, int type, const void *d,
 		      size_t dlen)
 {
-	union {
-		char b[CMSG_SPACE(sizeof(struct rds_rdma_args))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr m = { .msg_name = (void *)to,
-			    .msg_namelen = rds_sslen(to),
-			    .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t r;
-	int i;
-
-	if (type) {
-		struct cmsghdr *c;
-
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.b;
-		m.msg_controllen = CMSG_SPACE(dlen);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_RDS;
-		c->cmsg_type = type;
-		c->cmsg_len = CMSG_LEN(dlen);
-		memcpy(CMSG_DATA(c), d, dlen);
-	}
-	for (i = 0; i < 1000; i++) {
-		r = sendmsg(fd, &m, MSG_DONTWAIT);
-		if (r >= 0 || (errno != EAGAIN && errno != ENOBUFS))
-			return r;
-		rds_wait(fd, POLLOUT, 20);
-	}
-	return -1;
-}
-
-/* recvmsg with a timeout: bytes, or 0 with *note for a notification. */
-static ssize_t recv_c(int fd, void *buf, size_t len, uint64_t *cookie,
-		      struct rds_rdma_notify *note, bool *is_note, int ms)
-{
-	union {
-		char b[256];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { buf, len };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = u.b, .msg_controllen = sizeof(u.b) };
-	struct cmsghdr *c;
-	ssize_t r;
-
-	*cookie = 0;
-	*is_note = false;
-	if (!(rds_wait(fd, POLLIN, ms) & POLLIN))
-		return -1;
-	r = recvmsg(fd, &m, MSG_DONTWAIT);
-	if (r < 0)
-		return -1;
-	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-		if (c->cmsg_level != SOL_RDS)
-			continue;
-		if (c->cmsg_type == RDS_CMSG_RDMA_DEST)
-			memcpy(cookie, CMSG_DATA(c), sizeof(*cookie));
-		if (c->cmsg_type == RDS_CMSG_RDMA_STATUS) {
-			memcpy(note, CMSG_DATA(c), sizeof(*note));
-			*is_note = true;
-		}
-	}
-	return r;
+	return rds_send_cmsg(fd, to, buf, len, type, d, dlen, SEND_MS);
 }
 
 /* Node 1: collect keys; on GO write into all of them; report. */
@@ -346,39 +249,21 @@ static int serve(const char *addr, int port, int secs)
 	    bind(fd, (struct sockaddr *)&me, rds_sslen(&me)))
 		return 1;
 	for (;;) {
-		struct rds_rdma_notify note;
-		uint64_t cookie;
-		bool is_note;
+		struct rds_rx rx;
 		struct pmsg q;
-		struct iovec iov = { &q, sizeof(q) };
-		struct msghdr m = { .msg_name = &from,
-				    .msg_namelen = sizeof(from),
-				    .msg_iov = &iov, .msg_iovlen = 1 };
-		union {
-			char b[256];
-			struct cmsghdr align;
-		} u;
-		struct cmsghdr *c;
-		ssize_t n;
+		ssize_t n = rds_recv_rx(fd, &q, sizeof(q), &rx, secs * 1000);
 
-		m.msg_control = u.b;
-		m.msg_controllen = sizeof(u.b);
-		if (!(rds_wait(fd, POLLIN, secs * 1000) & POLLIN))
+		if (n < 0)
 			return 0;
-		n = recvmsg(fd, &m, MSG_DONTWAIT);
 		if (n != sizeof(q))
 			continue;
-		cookie = 0;
-		for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-			if (c->cmsg_level == SOL_RDS &&
-			    c->cmsg_type == RDS_CMSG_RDMA_DEST)
-				memcpy(&cookie, CMSG_DATA(c), sizeof(cookie));
+		from = rx.from;
 		if (q.op == P_QUIT)
 			return 0;
-		if (q.op == P_KEY && cookie && q.len <= INLEN &&
+		if (q.op == P_KEY && rx.cookie && q.len <= INLEN &&
 		    nkeys < (int)(sizeof(keys) / sizeof(keys[0]))) {
 			keys[nkeys].q = q;
-			keys[nkeys].cookie = cookie;
+			keys[nkeys].cookie = rx.cookie;
 			nkeys++;
 			continue;
 		}
@@ -389,34 +274,20 @@ static int serve(const char *addr, int port, int secs)
 			int notes = 0, ok = 0;
 
 			for (i = 0; i < nkeys; i++) {
-				struct rds_iovec v = { (uintptr_t)local,
-						       keys[i].q.len };
-				struct rds_rdma_args a = {
-					.cookie = keys[i].cookie,
-					.remote_vec = { 0, keys[i].q.len },
-					.local_vec_addr = (uintptr_t)&v,
-					.nr_local = 1,
-					.flags = RDS_RDMA_READWRITE |
-						 RDS_RDMA_NOTIFY_ME,
-					.user_token = i,
-				};
 				struct pmsg d = { .op = P_DONE,
 						  .k = keys[i].q.k };
+				int st;
 
 				rds_fill(local, keys[i].q.len, keys[i].q.seed);
-				if (send_c(fd, &from, &d, sizeof(d),
-					   RDS_CMSG_RDMA_ARGS, &a,
-					   sizeof(a)) != sizeof(d))
-					break;
 				/* Its notification: the local buffer is free. */
-				while (recv_c(fd, &q, sizeof(q), &cookie, &note,
-					      &is_note, 30000) >= 0) {
-					if (!is_note)
-						continue;
-					notes++;
-					ok += note.status == RDS_RDMA_SUCCESS;
+				st = rds_do_rdma(fd, &from, &d, sizeof(d),
+						 keys[i].cookie, local,
+						 keys[i].q.len, true, i,
+						 SEND_MS);
+				if (st == -1)
 					break;
-				}
+				notes += st >= 0 || st == -3;
+				ok += st == RDS_RDMA_SUCCESS;
 			}
 			rep.notes = notes;
 			rep.ok = ok;
@@ -490,8 +361,8 @@ TEST_F_TIMEOUT(pool, inflight, 300)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	n = 0;
 	for (tries = 0; n < POOL_8K && rds_ms_since(&t0) < 120000; tries++) {
-		if (get_mr(fd, self->buf + (POOL_8K * 2 + n) * PAGE, PAGE,
-			   &cookies[n], 0) == 0) {
+		if (rds_get_mr(fd, self->buf + (POOL_8K * 2 + n) * PAGE, PAGE,
+			       &cookies[n], 0) == 0) {
 			n++;
 			continue;
 		}
@@ -507,11 +378,7 @@ TEST_F_TIMEOUT(pool, inflight, 300)
 
 	/* Every completing message: the peer's data in place. */
 	while (!have_rep || done < POOL_8K) {
-		struct rds_rdma_notify note;
-		uint64_t cookie;
-		bool is_note;
-		ssize_t r = recv_c(fd, &q, sizeof(q), &cookie, &note, &is_note,
-				   60000);
+		ssize_t r = rds_recv_rx(fd, &q, sizeof(q), NULL, 60000);
 
 		if (r < 0)
 			break;

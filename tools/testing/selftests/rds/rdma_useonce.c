@@ -30,18 +30,8 @@
  * checks skip when a counter is missing there (an rds.ko without
  * RDS_INFO).  TAP on stdout; exit 0 pass, 4 skip, else fail.
  */
-#include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-#include <sys/socket.h>
-#include <linux/rds.h>
-
-#ifndef AF_RDS
-#define AF_RDS 21
-#endif
+#include "rdma_test.h"
 
 #define PARAM "/sys/module/rds_rdma/parameters/rds_ib_inv_force_local"
 
@@ -52,38 +42,6 @@ static void tap(int ok, const char *what)
 	printf("%sok %d %s\n", ok ? "" : "not ", ++tests, what);
 	fflush(stdout);
 	fails += !ok;
-}
-
-/* Value of an RDS_INFO_COUNTERS counter, or -1. */
-static long long counter(const char *name)
-{
-	struct rds_info_counter *c;
-	socklen_t len = 0;
-	long long v = -1;
-	unsigned int i, n;
-	void *buf = NULL;
-	int fd;
-
-	fd = socket(AF_RDS, SOCK_SEQPACKET, 0);
-	if (fd < 0)
-		return -1;
-	/* The first call says how much room the counters need. */
-	getsockopt(fd, SOL_RDS, RDS_INFO_COUNTERS, NULL, &len);
-	if (!len)
-		goto out;
-	len += 64 * sizeof(*c);
-	buf = calloc(1, len);
-	if (!buf || getsockopt(fd, SOL_RDS, RDS_INFO_COUNTERS, buf, &len) < 0)
-		goto out;
-	c = buf;
-	n = len / sizeof(*c);
-	for (i = 0; i < n; i++)
-		if (!strncmp((char *)c[i].name, name, sizeof(c[i].name)))
-			v = c[i].value;
-out:
-	free(buf);
-	close(fd);
-	return v;
 }
 
 static int set_force(int node, const char *val)
@@ -120,11 +78,11 @@ static void run_mode(const char *mode)
 	else
 		tap(!set_force(0, "N"), "intree: Debian's rds_rdma on the peer");
 
-	rem0 = counter("ib_rdma_remote_inv");
-	loc0 = counter("ib_rdma_local_inv");
-	bat0 = counter("ib_rdma_inv_batches");
-	wrs0 = counter("ib_rdma_reg_wrs");
-	wai0 = counter("ib_rdma_reg_waits");
+	rem0 = rds_counter("ib_rdma_remote_inv");
+	loc0 = rds_counter("ib_rdma_local_inv");
+	bat0 = rds_counter("ib_rdma_inv_batches");
+	wrs0 = rds_counter("ib_rdma_reg_wrs");
+	wai0 = rds_counter("ib_rdma_reg_waits");
 	fflush(stdout);
 	ret = system("/tests/rdma_ops >/tmp/rdma_useonce.out 2>&1");
 	if (system("sed 's/^/# rdma_ops: /' /tmp/rdma_useonce.out"))
@@ -133,11 +91,11 @@ static void run_mode(const char *mode)
 		 "%s: use-once WRITE, dead key REMOTE_ERROR with memory untouched, READ, ordinary key",
 		 mode);
 	tap(ret == 0, what);
-	rem1 = counter("ib_rdma_remote_inv");
-	loc1 = counter("ib_rdma_local_inv");
-	bat1 = counter("ib_rdma_inv_batches");
-	wrs1 = counter("ib_rdma_reg_wrs");
-	wai1 = counter("ib_rdma_reg_waits");
+	rem1 = rds_counter("ib_rdma_remote_inv");
+	loc1 = rds_counter("ib_rdma_local_inv");
+	bat1 = rds_counter("ib_rdma_inv_batches");
+	wrs1 = rds_counter("ib_rdma_reg_wrs");
+	wai1 = rds_counter("ib_rdma_reg_waits");
 	printf("# %s: reg_wrs %lld -> %lld, reg_waits %lld -> %lld\n", mode,
 	       wrs0, wrs1, wai0, wai1);
 	snprintf(what, sizeof(what),

@@ -18,6 +18,8 @@
  *   RDS_TEST_INTREE=1                  the modules on node 0 are already the
  *                                      in-tree ones (implied by the above)
  *
+ * The message and RDMA helpers that need no harness are in rdma_test.h.
+ *
  * Every wait is bounded: poll() timeouts in the helpers, the harness's
  * per-test alarm, and an alarm() in forked helpers.
  */
@@ -38,15 +40,19 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 #include <linux/sockios.h>
 #include <linux/rds.h>
 
 #include "kselftest_harness.h"
+#include "rdma_test.h"
 
 /*
  * Under QEMU/TCG a first connection can take many seconds to come up:
@@ -232,83 +238,11 @@ fail:
 	return -1;
 }
 
-static inline socklen_t rds_sslen(const struct sockaddr_storage *ss)
-{
-	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-					 : sizeof(struct sockaddr_in);
-}
-
 static inline ssize_t rds_sendto(int fd, const void *buf, size_t len, int flags,
 				 const struct sockaddr_storage *to)
 {
 	return sendto(fd, buf, len, flags, (const struct sockaddr *)to,
 		      to ? rds_sslen(to) : 0);
-}
-
-static inline long rds_ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000 +
-	       (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
-/* Wait up to ms for events on fd; returns revents (0 on timeout). */
-static inline int rds_wait(int fd, short events, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-	int r;
-
-	do {
-		r = poll(&p, 1, ms);
-	} while (r < 0 && errno == EINTR);
-	return r > 0 ? p.revents : 0;
-}
-
-/*
- * Wait at most ms for a message and receive it with recvmsg(flags).
- * Returns the recvmsg() result; -1 with errno ETIME if nothing arrived in
- * time.  A POLLIN without a message (the in-tree module signals one after
- * any congestion-map update, see rds_poll()) is waited through.
- */
-static inline ssize_t rds_recvmsg_wait(int fd, struct msghdr *msg, int flags,
-				       int ms)
-{
-	struct timespec t0;
-	long left = ms;
-	ssize_t r;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		if (rds_wait(fd, POLLIN, left > 0 ? left : 0) & POLLIN) {
-			r = recvmsg(fd, msg, flags | MSG_DONTWAIT);
-			if (r >= 0 || errno != EAGAIN)
-				return r;
-		}
-		left = ms - rds_ms_since(&t0);
-		if (left <= 0) {
-			errno = ETIME;
-			return -1;
-		}
-		if (left > 0 && left < ms)
-			poll(NULL, 0, 10);	/* do not spin on a stale POLLIN */
-	}
-}
-
-/* The same with a flat buffer and an optional source address. */
-static inline ssize_t rds_recv_wait(int fd, void *buf, size_t len, int flags,
-				    struct sockaddr_storage *from, int ms)
-{
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct msghdr msg = {
-		.msg_name = from,
-		.msg_namelen = from ? sizeof(*from) : 0,
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-	};
-
-	return rds_recvmsg_wait(fd, &msg, flags, ms);
 }
 
 /* Deterministic content: byte i of message (seed) */
@@ -402,6 +336,48 @@ static inline int rds_read_file(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/* The address of a page that is not mapped (NULL if mmap() failed). */
+static inline void *rds_hole_page(void)
+{
+	void *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	munmap(p, 4096);
+	return p;
+}
+
+/* A writable page followed by one that is not mapped (NULL on failure). */
+static inline char *rds_edge_page(void)
+{
+	char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	if (munmap(p + 4096, 4096)) {
+		munmap(p, 8192);
+		return NULL;
+	}
+	return p;
+}
+
+/* Drop CAP_IPC_LOCK (effective and permitted): RLIMIT_MEMLOCK then counts. */
+static inline int rds_drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[CAP_IPC_LOCK / 32].effective &= ~(1U << (CAP_IPC_LOCK % 32));
+	d[CAP_IPC_LOCK / 32].permitted &= ~(1U << (CAP_IPC_LOCK % 32));
+	return syscall(SYS_capset, &h, d);
+}
+
 /* Give the socket a send buffer with a payload limit of at least bytes. */
 static inline int rds_big_sndbuf(int fd, int bytes)
 {
@@ -446,28 +422,22 @@ static inline void rds_test_prepare(void)
 		return test_harness_run(argc, argv);		\
 	}
 
-/* ASSERT a syscall failed with errno e (prints the call on failure). */
-#define ASSERT_ERRNO(call, e) do {					\
+/*
+ * ASSERT (EXPECT) a syscall failed with errno e (prints the call on
+ * failure); _RDS_ERRNO's kind is ASSERT or EXPECT.
+ */
+#define _RDS_ERRNO(kind, call, e) do {					\
 		errno = 0;						\
 		long __r = (long)(call);				\
 		int __e = errno;					\
 		if (__r != -1 || __e != (e))				\
 			TH_LOG("%s: got %ld errno %d (%s), want errno %d (%s)", \
 			       #call, __r, __e, strerror(__e), (e), strerror(e)); \
-		ASSERT_EQ(-1, __r);					\
-		ASSERT_EQ((e), __e);					\
+		kind##_EQ(-1, __r);					\
+		kind##_EQ((e), __e);					\
 	} while (0)
-
-#define EXPECT_ERRNO(call, e) do {					\
-		errno = 0;						\
-		long __r = (long)(call);				\
-		int __e = errno;					\
-		if (__r != -1 || __e != (e))				\
-			TH_LOG("%s: got %ld errno %d (%s), want errno %d (%s)", \
-			       #call, __r, __e, strerror(__e), (e), strerror(e)); \
-		EXPECT_EQ(-1, __r);					\
-		EXPECT_EQ((e), __e);					\
-	} while (0)
+#define ASSERT_ERRNO(call, e)	_RDS_ERRNO(ASSERT, call, e)
+#define EXPECT_ERRNO(call, e)	_RDS_ERRNO(EXPECT, call, e)
 
 /* ASSERT a syscall succeeded (result >= 0). */
 #define ASSERT_OK(call) do {						\

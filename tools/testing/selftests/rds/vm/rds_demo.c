@@ -20,24 +20,12 @@
  *	the old value each returns and the counter's memory after each
  *
  * Only the distribution's <linux/rds.h> is used: the same program runs on
- * the in-tree module.
+ * the in-tree module.  The message and RDMA helpers are the selftests'
+ * (../rdma_test.h).
  */
 #include <arpa/inet.h>
-#include <errno.h>
-#include <linux/rds.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
-
-#ifndef AF_RDS
-#define AF_RDS 21
-#endif
+#include "../rdma_test.h"
 
 static double now_us(void)
 {
@@ -77,32 +65,22 @@ static int rds_socket(const char *addr, int port, struct sockaddr_in *sin)
 	return s;
 }
 
-static int wait_in(int s, int ms)
-{
-	struct pollfd p = { .fd = s, .events = POLLIN };
-
-	return poll(&p, 1, ms);
-}
-
 static int echo(const char *addr, int port, int seconds)
 {
 	static char buf[1 << 20];
-	struct sockaddr_in sin, from;
+	struct sockaddr_storage from;
+	struct sockaddr_in sin;
 	double end = now_us() + seconds * 1e6;
 	long n = 0;
 	int s = rds_socket(addr, port, &sin);
 
 	while (now_us() < end) {
-		socklen_t fl = sizeof(from);
-		ssize_t len;
+		ssize_t len = rds_recv_wait(s, buf, sizeof(buf), 0, &from, 200);
 
-		if (wait_in(s, 200) <= 0)
-			continue;
-		len = recvfrom(s, buf, sizeof(buf), MSG_DONTWAIT,
-			       (struct sockaddr *)&from, &fl);
 		if (len < 0)
 			continue;
-		if (sendto(s, buf, len, 0, (struct sockaddr *)&from, fl) < 0)
+		if (sendto(s, buf, len, 0, (struct sockaddr *)&from,
+			   rds_sslen(&from)) < 0)
 			perror("echo sendto");
 		n++;
 	}
@@ -158,8 +136,7 @@ static int ping(const char *laddr, const char *paddr, int port, int count,
 			}
 			usleep(50000);
 		}
-		if (wait_in(s, 10000) > 0)
-			len = recv(s, in, sizeof(in), MSG_DONTWAIT);
+		len = rds_recv_wait(s, in, sizeof(in), 0, NULL, 10000);
 		if (len < 0) {
 			lost++;
 			continue;
@@ -194,88 +171,11 @@ struct demo_msg {
 	char text[48];
 };
 
-static const char *status_name(int st)
+/* The first send starts the connection (MAP needs it): retried, bounded. */
+static ssize_t send_cmsg(int s, const void *to, const void *buf, size_t len,
+			 int type, const void *d, size_t dlen)
 {
-	switch (st) {
-	case RDS_RDMA_SUCCESS: return "SUCCESS";
-	case RDS_RDMA_REMOTE_ERROR: return "REMOTE_ERROR";
-	case RDS_RDMA_CANCELED: return "CANCELED";
-	case RDS_RDMA_DROPPED: return "DROPPED";
-	case RDS_RDMA_OTHER_ERROR: return "OTHER_ERROR";
-	default: return "?";
-	}
-}
-
-static ssize_t send_cmsg(int s, struct sockaddr_in *to, const void *buf,
-			 size_t len, int type, const void *d, size_t dlen)
-{
-	union {
-		char b[CMSG_SPACE(sizeof(struct rds_atomic_args))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr m = { .msg_name = to, .msg_namelen = sizeof(*to),
-			    .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t r;
-	int tries;
-
-	if (type) {
-		struct cmsghdr *c;
-
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.b;
-		m.msg_controllen = CMSG_SPACE(dlen);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_RDS;
-		c->cmsg_type = type;
-		c->cmsg_len = CMSG_LEN(dlen);
-		memcpy(CMSG_DATA(c), d, dlen);
-	}
-	/* The first send starts the connection (MAP needs it: EAGAIN). */
-	for (tries = 0; tries < 200; tries++) {
-		r = sendmsg(s, &m, 0);
-		if (r >= 0 || (errno != EAGAIN && errno != ENOBUFS &&
-			       errno != ENOTCONN))
-			return r;
-		usleep(50000);
-	}
-	return r;
-}
-
-/* recvmsg within @ms; the RDMA_DEST cookie and RDMA_STATUS, if any. */
-static ssize_t recv_cmsg(int s, void *buf, size_t len, struct sockaddr_in *from,
-			 uint64_t *cookie, struct rds_rdma_notify *note, int ms)
-{
-	union {
-		char b[256];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { buf, len };
-	struct msghdr m = { .msg_name = from,
-			    .msg_namelen = from ? sizeof(*from) : 0,
-			    .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = u.b, .msg_controllen = sizeof(u.b) };
-	struct cmsghdr *c;
-	ssize_t r;
-
-	if (cookie)
-		*cookie = 0;
-	if (note)
-		note->status = -1;
-	if (wait_in(s, ms) <= 0)
-		return -1;
-	r = recvmsg(s, &m, MSG_DONTWAIT);
-	if (r < 0)
-		return -1;
-	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-		if (c->cmsg_level != SOL_RDS)
-			continue;
-		if (c->cmsg_type == RDS_CMSG_RDMA_DEST && cookie)
-			memcpy(cookie, CMSG_DATA(c), sizeof(*cookie));
-		if (c->cmsg_type == RDS_CMSG_RDMA_STATUS && note)
-			memcpy(note, CMSG_DATA(c), sizeof(*note));
-	}
-	return r;
+	return rds_send_cmsg(s, to, buf, len, type, d, dlen, 10000);
 }
 
 /* Wait for a message of @kind, skipping notifications; -1 on timeout. */
@@ -284,10 +184,13 @@ static int wait_msg(int s, struct demo_msg *m, uint32_t kind, uint64_t *cookie)
 	int i;
 
 	for (i = 0; i < 20; i++) {
-		ssize_t r = recv_cmsg(s, m, sizeof(*m), NULL, cookie, NULL, 30000);
+		struct rds_rx rx;
+		ssize_t r = rds_recv_rx(s, m, sizeof(*m), &rx, 30000);
 
 		if (r < 0)
 			return -1;
+		if (cookie)
+			*cookie = rx.cookie;
 		if (r == sizeof(*m) && m->kind == kind)
 			return 0;
 	}
@@ -296,45 +199,25 @@ static int wait_msg(int s, struct demo_msg *m, uint32_t kind, uint64_t *cookie)
 
 /* Peer: RDMA WRITE @text into @cookie with a DONE message, wait for the
  * notification; returns the RDMA status (or -1 when none came). */
-static int peer_write(int s, struct sockaddr_in *to, uint64_t cookie,
+static int peer_write(int s, const void *to, uint64_t cookie,
 		      const char *text)
 {
 	static char local[64];
-	struct rds_iovec v = { .addr = (uintptr_t)local, .bytes = sizeof(local) };
-	struct rds_rdma_args a = {
-		.cookie = cookie,
-		.remote_vec = { .addr = 0, .bytes = sizeof(local) },
-		.local_vec_addr = (uintptr_t)&v,
-		.nr_local = 1,
-		.flags = RDS_RDMA_READWRITE | RDS_RDMA_NOTIFY_ME,
-		.user_token = 7,
-	};
 	struct demo_msg done = { .kind = RP_DONE };
-	struct rds_rdma_notify note;
-	char junk[sizeof(struct demo_msg)];
-	int i;
+	int st;
 
 	memset(local, 0, sizeof(local));
 	snprintf(local, sizeof(local), "%s", text);
-	if (send_cmsg(s, to, &done, sizeof(done), RDS_CMSG_RDMA_ARGS, &a,
-		      sizeof(a)) < 0)
-		return -1;
-	for (i = 0; i < 50; i++) {
-		ssize_t r = recv_cmsg(s, junk, sizeof(junk), NULL, NULL, &note,
-				      30000);
-
-		if (r < 0)
-			return -1;
-		if (r == 0 && note.status >= 0)
-			return note.status;
-	}
-	return -1;
+	st = rds_do_rdma(s, to, &done, sizeof(done), cookie, local,
+			 sizeof(local), true, 7, 30000);
+	return st < 0 ? -1 : st;
 }
 
 static int rdma_peer(const char *addr, int port, int seconds)
 {
 	static uint64_t counter __attribute__((aligned(64))) = 100;
-	struct sockaddr_in sin, from;
+	struct sockaddr_in sin;
+	struct sockaddr_storage from;
 	double end = now_us() + seconds * 1e6;
 	uint64_t cookie, counter_cookie = 0;
 	int s = rds_socket(addr, port, &sin);
@@ -342,10 +225,12 @@ static int rdma_peer(const char *addr, int port, int seconds)
 	while (now_us() < end) {
 		struct demo_msg q, r = { 0 };
 		struct rds_get_mr_args mr;
+		struct rds_rx rx;
 
-		if (recv_cmsg(s, &q, sizeof(q), &from, &cookie, NULL, 200) !=
-		    sizeof(q))
+		if (rds_recv_rx(s, &q, sizeof(q), &rx, 200) != sizeof(q))
 			continue;
+		from = rx.from;
+		cookie = rx.cookie;
 		switch (q.kind) {
 		case RQ_WRITE_TWICE:
 			r.kind = RP_STATUS;
@@ -417,7 +302,8 @@ static int rdma(const char *laddr, const char *paddr, int port)
 		printf("node 0: no report from node 1\n");
 		return 1;
 	}
-	printf("node 1: RDMA WRITE with the key: %s\n", status_name(r.status));
+	printf("node 1: RDMA WRITE with the key: %s\n",
+	       rds_rdma_status_name(r.status));
 	printf("node 0: buffer now \"%s\"\n", buf);
 	bad |= r.status != RDS_RDMA_SUCCESS || strcmp(buf, q.text);
 	if (wait_msg(s, &r, RP_STATUS, NULL)) {
@@ -425,7 +311,7 @@ static int rdma(const char *laddr, const char *paddr, int port)
 		return 1;
 	}
 	printf("node 1: second RDMA WRITE with the same key: %s%s\n",
-	       status_name(r.status), r.status == RDS_RDMA_REMOTE_ERROR ?
+	       rds_rdma_status_name(r.status), r.status == RDS_RDMA_REMOTE_ERROR ?
 	       " (the key died with its first use)" : "");
 	printf("node 0: buffer still \"%s\"\n", buf);
 	bad |= r.status != RDS_RDMA_REMOTE_ERROR || strcmp(buf, q.text);
@@ -436,9 +322,7 @@ static int rdma(const char *laddr, const char *paddr, int port)
 static int one_atomic(int s, struct sockaddr_in *dst, int type,
 		      struct rds_atomic_args *a, uint64_t *old)
 {
-	struct rds_rdma_notify note;
-	char junk[sizeof(struct demo_msg)];
-	int i;
+	int st;
 
 	a->local_addr = (uintptr_t)old;
 	a->flags = RDS_RDMA_NOTIFY_ME;
@@ -447,21 +331,15 @@ static int one_atomic(int s, struct sockaddr_in *dst, int type,
 		perror("sendmsg atomic");
 		return -1;
 	}
-	for (i = 0; i < 50; i++) {
-		ssize_t r = recv_cmsg(s, junk, sizeof(junk), NULL, NULL, &note,
-				      30000);
-
-		if (r < 0)
-			break;
-		if (r == 0 && note.status >= 0) {
-			if (note.status != RDS_RDMA_SUCCESS)
-				printf("node 0: the atomic completed with %s\n",
-				       status_name(note.status));
-			return note.status == RDS_RDMA_SUCCESS ? 0 : -1;
-		}
+	st = rds_wait_note(s, NULL, 30000);
+	if (st < 0) {
+		printf("node 0: no completion for the atomic\n");
+		return -1;
 	}
-	printf("node 0: no completion for the atomic\n");
-	return -1;
+	if (st != RDS_RDMA_SUCCESS)
+		printf("node 0: the atomic completed with %s\n",
+		       rds_rdma_status_name(st));
+	return st == RDS_RDMA_SUCCESS ? 0 : -1;
 }
 
 static int show(int s, struct sockaddr_in *dst, uint64_t *v)
