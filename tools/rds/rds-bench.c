@@ -40,32 +40,13 @@
  * the cause), 2 usage error.
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <linux/rds.h>
-#include <net/if.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
-
-#ifndef AF_RDS
-#define AF_RDS 21
-#endif
-#ifndef SOL_RDS
-#define SOL_RDS 276
-#endif
+#include "rds-common.h"
 
 #define BENCH_MAGIC	0x52425331u	/* "RBS1" */
 #define MAX_SIZE	(1 << 20)	/* RDS payload and RDMA limit */
@@ -199,73 +180,6 @@ static void die(int code, const char *fmt, ...)
 	exit(code);
 }
 
-/* Numeric IPv4 or IPv6 address, "fe80::1%eth0" for link-local. */
-static int parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len)
-{
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-	char buf[INET6_ADDRSTRLEN + IF_NAMESIZE + 2], *pct;
-
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, s, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		*len = sizeof(*sin);
-		return 0;
-	}
-	snprintf(buf, sizeof(buf), "%s", s);
-	pct = strchr(buf, '%');
-	if (pct)
-		*pct++ = 0;
-	if (inet_pton(AF_INET6, buf, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		if (pct) {
-			sin6->sin6_scope_id = if_nametoindex(pct);
-			if (!sin6->sin6_scope_id)
-				sin6->sin6_scope_id = strtoul(pct, NULL, 0);
-		}
-		*len = sizeof(*sin6);
-		return 0;
-	}
-	fprintf(stderr, "rds-bench: %s is not a numeric IPv4 or IPv6 address\n", s);
-	return -1;
-}
-
-static void set_port(struct sockaddr_storage *ss, int p)
-{
-	if (ss->ss_family == AF_INET6)
-		((struct sockaddr_in6 *)ss)->sin6_port = htons(p);
-	else
-		((struct sockaddr_in *)ss)->sin_port = htons(p);
-}
-
-static void addr_name(const struct sockaddr_storage *ss, char *buf, size_t len)
-{
-	if (ss->ss_family == AF_INET6)
-		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, buf, len);
-	else
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, buf, len);
-}
-
-/* The address the kernel would send from to reach @dst. */
-static int route_source(const struct sockaddr_storage *dst, socklen_t len,
-			struct sockaddr_storage *src, socklen_t *slen)
-{
-	struct sockaddr_storage tmp = *dst;
-	int s = socket(dst->ss_family, SOCK_DGRAM, 0);
-
-	if (s < 0)
-		return -1;
-	set_port(&tmp, 9);
-	*slen = sizeof(*src);
-	if (connect(s, (struct sockaddr *)&tmp, len) ||
-	    getsockname(s, (struct sockaddr *)src, slen)) {
-		close(s);
-		return -1;
-	}
-	close(s);
-	return 0;
-}
-
 /* "4096", "64K", "1M" -> bytes; 0 when malformed or out of range. */
 static unsigned int parse_size(const char *s)
 {
@@ -339,7 +253,7 @@ static int rds_sock(const struct sockaddr_storage *addr, socklen_t alen, int p,
 		setsockopt(s, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
 	if (setsockopt(s, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)))
 		setsockopt(s, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
-	set_port(&a, p);
+	rds_set_port(&a, p);
 	if (bind(s, (struct sockaddr *)&a, alen)) {
 		*err = errno;
 		*what = "bind";
@@ -351,104 +265,18 @@ static int rds_sock(const struct sockaddr_storage *addr, socklen_t alen, int p,
 	return s;
 }
 
-/**
- * send_msg - sendmsg with at most one SOL_RDS control message
- * @s: socket
- * @to: destination
- * @tolen: its length
- * @buf: payload
- * @len: payload bytes
- * @type: cmsg type, 0 for none
- * @data: cmsg payload
- * @dlen: its length
- *
- * Return: bytes sent or -1 with errno set.
- */
-static ssize_t send_msg(int s, const struct sockaddr_storage *to, socklen_t tolen,
+/* sendmsg with at most one SOL_RDS cmsg (type 0: none), blocking. */
+static ssize_t send_msg(int s, const struct sockaddr_storage *to,
 			const void *buf, size_t len, int type, const void *data,
 			size_t dlen)
 {
-	union {
-		char b[CMSG_SPACE(sizeof(struct rds_atomic_args))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr m = { .msg_name = (void *)to, .msg_namelen = tolen,
-			    .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (type) {
-		struct cmsghdr *c;
-
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.b;
-		m.msg_controllen = CMSG_SPACE(dlen);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_RDS;
-		c->cmsg_type = type;
-		c->cmsg_len = CMSG_LEN(dlen);
-		memcpy(CMSG_DATA(c), data, dlen);
-	}
-	return sendmsg(s, &m, 0);
+	return rds_send_cmsg(s, to, buf, len, type, data, dlen, -1);
 }
-
-/* What one recvmsg brought. */
-struct rx {
-	ssize_t len;
-	struct sockaddr_storage from;
-	socklen_t fromlen;
-	uint64_t cookie;		/* RDS_CMSG_RDMA_DEST, 0 if none */
-	bool notified;			/* RDS_CMSG_RDMA_STATUS */
-	struct rds_rdma_notify note;
-};
 
 /* recvmsg waiting at most @ms; 0 on success, -1 on timeout or error. */
-static int recv_msg(int s, void *buf, size_t len, struct rx *rx, int ms)
+static int recv_msg(int s, void *buf, size_t len, struct rds_rx *rx, int ms)
 {
-	union {
-		char b[512];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { buf, len };
-	struct msghdr m = { .msg_name = &rx->from, .msg_namelen = sizeof(rx->from),
-			    .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = u.b, .msg_controllen = sizeof(u.b) };
-	struct pollfd p = { .fd = s, .events = POLLIN };
-	struct cmsghdr *c;
-
-	rx->cookie = 0;
-	rx->notified = false;
-	rx->len = -1;
-	if (poll(&p, 1, ms) != 1)
-		return -1;
-	rx->len = recvmsg(s, &m, MSG_DONTWAIT);
-	if (rx->len < 0)
-		return -1;
-	rx->fromlen = m.msg_namelen;
-	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-		if (c->cmsg_level != SOL_RDS)
-			continue;
-		if (c->cmsg_type == RDS_CMSG_RDMA_DEST &&
-		    c->cmsg_len >= CMSG_LEN(sizeof(rx->cookie)))
-			memcpy(&rx->cookie, CMSG_DATA(c), sizeof(rx->cookie));
-		if (c->cmsg_type == RDS_CMSG_RDMA_STATUS &&
-		    c->cmsg_len >= CMSG_LEN(sizeof(rx->note))) {
-			memcpy(&rx->note, CMSG_DATA(c), sizeof(rx->note));
-			rx->notified = true;
-		}
-	}
-	return 0;
-}
-
-static const char *rdma_status_name(int st)
-{
-	switch (st) {
-	case RDS_RDMA_SUCCESS: return "SUCCESS";
-	case RDS_RDMA_REMOTE_ERROR: return "REMOTE_ERROR";
-	case RDS_RDMA_CANCELED: return "CANCELED";
-	case RDS_RDMA_DROPPED: return "DROPPED";
-	case RDS_RDMA_OTHER_ERROR: return "OTHER_ERROR";
-	default: return "unknown";
-	}
+	return rds_recv_rx(s, buf, len, rx, ms) < 0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -497,7 +325,7 @@ static int serve(const struct sockaddr_storage *addr, socklen_t alen)
 		fprintf(stderr, "rds-bench: serving on %s port %d\n", local_name, port);
 	while (!interrupted && (!end || now_s() < end)) {
 		struct bench_hdr *h = (struct bench_hdr *)buf, *r = (struct bench_hdr *)rbuf;
-		struct rx rx;
+		struct rds_rx rx;
 		size_t rlen;
 		ssize_t n;
 		int type = 0;
@@ -509,11 +337,11 @@ static int serve(const struct sockaddr_storage *addr, socklen_t alen)
 
 		if (recv_msg(s, buf, sizeof(buf), &rx, 500))
 			continue;
-		if (rx.notified) {
+		if (rx.is_note) {
 			if (rx.note.status != RDS_RDMA_SUCCESS) {
 				rdma_failed++;
 				fprintf(stderr, "rds-bench: server: an RDMA/atomic failed: %s\n",
-					rdma_status_name(rx.note.status));
+					rds_rdma_status_name(rx.note.status));
 			}
 			continue;
 		}
@@ -579,7 +407,7 @@ static int serve(const struct sockaddr_storage *addr, socklen_t alen)
 			break;
 		}
 		for (i = 0; i < 100; i++) {
-			n = send_msg(s, &rx.from, rx.fromlen, rbuf, rlen, type, cm, cmlen);
+			n = send_msg(s, &rx.from, rbuf, rlen, type, cm, cmlen);
 			if (n >= 0 || (errno != EAGAIN && errno != ENOBUFS &&
 				       errno != EINTR))
 				break;
@@ -588,7 +416,7 @@ static int serve(const struct sockaddr_storage *addr, socklen_t alen)
 		if (n < 0 && type) {
 			/* Tell the client why its RDMA or key did not happen. */
 			r->err = errno;
-			n = send_msg(s, &rx.from, rx.fromlen, rbuf, rlen, 0, NULL, 0);
+			n = send_msg(s, &rx.from, rbuf, rlen, 0, NULL, 0);
 		}
 		if (n < 0 && !quiet)
 			fprintf(stderr, "rds-bench: server: answer failed: %s\n",
@@ -678,7 +506,7 @@ static int send_retry(struct worker *w, int s, const void *buf, size_t len,
 	double give_up = now_s() + timeout_s;
 
 	for (;;) {
-		if (send_msg(s, &peer_addr, peer_len, buf, len, type, d, dlen) >= 0)
+		if (send_msg(s, &peer_addr, buf, len, type, d, dlen) >= 0)
 			return 0;
 		if ((errno != EAGAIN && errno != ENOBUFS && errno != EINTR &&
 		     errno != ENOTCONN) || now_s() > give_up || interrupted) {
@@ -690,7 +518,7 @@ static int send_retry(struct worker *w, int s, const void *buf, size_t len,
 }
 
 /* Wait for the answer to op @op (any slot); -1 on timeout or a bad answer. */
-static int wait_answer(struct worker *w, int s, char *buf, size_t len, struct rx *rx,
+static int wait_answer(struct worker *w, int s, char *buf, size_t len, struct rds_rx *rx,
 		       uint16_t op)
 {
 	double give_up = now_s() + timeout_s;
@@ -699,11 +527,11 @@ static int wait_answer(struct worker *w, int s, char *buf, size_t len, struct rx
 	while (now_s() < give_up && !interrupted) {
 		if (recv_msg(s, buf, len, rx, 200))
 			continue;
-		if (rx->notified) {
+		if (rx->is_note) {
 			if (rx->note.status != RDS_RDMA_SUCCESS) {
 				fail(w, ST_FAILED, "operation %" PRIu64 " completed with %s",
 				     (uint64_t)rx->note.user_token,
-				     rdma_status_name(rx->note.status));
+				     rds_rdma_status_name(rx->note.status));
 				return -1;
 			}
 			return 1;	/* a notification, not an answer */
@@ -724,10 +552,10 @@ static int hello(struct worker *w, int s, char *buf, size_t len)
 			       .nonce = w->nonce };
 	double give_up = now_s() + timeout_s;
 	struct bench_hdr *a = (struct bench_hdr *)buf;
-	struct rx rx;
+	struct rds_rx rx;
 
 	while (now_s() < give_up && !interrupted) {
-		if (send_msg(s, &peer_addr, peer_len, &h, sizeof(h), 0, NULL, 0) < 0) {
+		if (send_msg(s, &peer_addr, &h, sizeof(h), 0, NULL, 0) < 0) {
 			if (errno != EAGAIN && errno != ENOBUFS && errno != ENOTCONN &&
 			    errno != EINTR) {
 				fail_errno(w, "sendmsg", errno);
@@ -846,7 +674,7 @@ static void run_requests(struct worker *w, int s, char *buf)
 	while (inflight) {
 		struct bench_hdr *h = (struct bench_hdr *)buf;
 		double give_up = now_s() + timeout_s;
-		struct rx rx;
+		struct rds_rx rx;
 		int k;
 
 		for (;;) {
@@ -857,10 +685,10 @@ static void run_requests(struct worker *w, int s, char *buf)
 			}
 			if (recv_msg(s, buf, rxlen, &rx, 200))
 				continue;
-			if (rx.notified) {
+			if (rx.is_note) {
 				if (rx.note.status != RDS_RDMA_SUCCESS) {
 					fail(w, ST_FAILED, "RDMA completed with %s",
-					     rdma_status_name(rx.note.status));
+					     rds_rdma_status_name(rx.note.status));
 					goto drain;
 				}
 				continue;
@@ -903,9 +731,9 @@ static void run_requests(struct worker *w, int s, char *buf)
 drain:
 	/* Give the answers in flight a moment, so the next test starts clean. */
 	for (i = 0; inflight > 0 && i < 10; i++) {
-		struct rx rx;
+		struct rds_rx rx;
 
-		if (recv_msg(s, buf, rxlen, &rx, 100) == 0 && !rx.notified)
+		if (recv_msg(s, buf, rxlen, &rx, 100) == 0 && !rx.is_note)
 			inflight--;
 	}
 out:
@@ -933,7 +761,7 @@ static void run_atomics(struct worker *w, int s, char *buf)
 	struct slot *sl = calloc(w->depth, sizeof(*sl));
 	uint64_t cookie, done = 0;
 	int i, inflight = 0;
-	struct rx rx;
+	struct rds_rx rx;
 	int r;
 
 	if (!sl) {
@@ -1026,11 +854,11 @@ drain:
 			 why);
 	}
 	for (i = 0; inflight > 0 && i < 20; i++)
-		if (recv_msg(s, buf, rxlen, &rx, 100) == 0 && rx.notified)
+		if (recv_msg(s, buf, rxlen, &rx, 100) == 0 && rx.is_note)
 			inflight--;
 	/* Best effort: free the key. */
 	h.op = OP_ATOMIC_READ;
-	send_msg(s, &peer_addr, peer_len, &h, sizeof(h), 0, NULL, 0);
+	send_msg(s, &peer_addr, &h, sizeof(h), 0, NULL, 0);
 out:
 	free(sl);
 }
@@ -1388,21 +1216,21 @@ int main(int argc, char **argv)
 	if (server) {
 		if (!dur_set)
 			duration = 0;
-		if (parse_addr(argv[optind], &local_addr, &local_len))
+		if (rds_parse_addr("rds-bench", argv[optind], &local_addr, &local_len))
 			return 2;
-		addr_name(&local_addr, local_name, sizeof(local_name));
+		rds_addr_name(&local_addr, local_name, sizeof(local_name));
 		return serve(&local_addr, local_len);
 	}
 	if (duration <= 0) {
 		fprintf(stderr, "rds-bench: -d must be more than 0 for the client\n");
 		usage();
 	}
-	if (parse_addr(argv[optind], &peer_addr, &peer_len))
+	if (rds_parse_addr("rds-bench", argv[optind], &peer_addr, &peer_len))
 		return 2;
 	if (source) {
-		if (parse_addr(source, &local_addr, &local_len))
+		if (rds_parse_addr("rds-bench", source, &local_addr, &local_len))
 			return 2;
-	} else if (route_source(&peer_addr, peer_len, &local_addr, &local_len)) {
+	} else if (rds_route_source(&peer_addr, peer_len, &local_addr, &local_len)) {
 		fprintf(stderr, "rds-bench: no route to %s; give a source with -I\n",
 			argv[optind]);
 		return 2;
@@ -1411,9 +1239,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rds-bench: source and peer address families differ\n");
 		return 2;
 	}
-	set_port(&peer_addr, port);
-	addr_name(&peer_addr, peer_name, sizeof(peer_name));
-	addr_name(&local_addr, local_name, sizeof(local_name));
+	rds_set_port(&peer_addr, port);
+	rds_addr_name(&peer_addr, peer_name, sizeof(peer_name));
+	rds_addr_name(&local_addr, local_name, sizeof(local_name));
 	if (duration >= 10)
 		progress = true;
 
@@ -1446,7 +1274,7 @@ int main(int argc, char **argv)
 
 		s = rds_sock(&local_addr, local_len, 0, 0, &err, &what);
 		if (s >= 0) {
-			send_msg(s, &peer_addr, peer_len, &h, sizeof(h), 0, NULL, 0);
+			send_msg(s, &peer_addr, &h, sizeof(h), 0, NULL, 0);
 			usleep(100000);
 			close(s);
 		}

@@ -21,24 +21,7 @@
  * names the cause), 2 on a usage error.
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <errno.h>
-#include <inttypes.h>
-#include <linux/rds.h>
-#include <netinet/in.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#ifndef AF_RDS
-#define AF_RDS 21
-#endif
-#ifndef SOL_RDS
-#define SOL_RDS 276
-#endif
+#include "rds-common.h"
 
 static int json;
 static int first_table = 1;

@@ -14,25 +14,12 @@
  * were not, 2 usage or set-up error.
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <errno.h>
 #include <getopt.h>
-#include <linux/rds.h>
-#include <net/if.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
+#include "rds-common.h"
 
-#ifndef AF_RDS
-#define AF_RDS 21
-#endif
 #define MAX_SOCKETS 64
 
 static volatile sig_atomic_t stop;
@@ -80,57 +67,6 @@ static double parse_interval(const char *s)
 	if (!strcmp(end, "s") || !strcmp(end, "sec"))
 		return v * 1e6;
 	return -1;
-}
-
-/* Numeric IPv4 or IPv6 address, "fe80::1%eth0" for link-local. */
-static int parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len)
-{
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-	char buf[INET6_ADDRSTRLEN + IF_NAMESIZE + 2], *pct;
-
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, s, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		*len = sizeof(*sin);
-		return 0;
-	}
-	snprintf(buf, sizeof(buf), "%s", s);
-	pct = strchr(buf, '%');
-	if (pct)
-		*pct++ = 0;
-	if (inet_pton(AF_INET6, buf, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		if (pct) {
-			sin6->sin6_scope_id = if_nametoindex(pct);
-			if (!sin6->sin6_scope_id)
-				sin6->sin6_scope_id = strtoul(pct, NULL, 0);
-		}
-		*len = sizeof(*sin6);
-		return 0;
-	}
-	fprintf(stderr, "rds-ping: %s is not a numeric IPv4 or IPv6 address\n", s);
-	return -1;
-}
-
-/* The address the kernel would send from to reach @dst. */
-static int route_source(const struct sockaddr_storage *dst, socklen_t len,
-			struct sockaddr_storage *src, socklen_t *slen)
-{
-	int s = socket(dst->ss_family, SOCK_DGRAM, 0);
-	struct sockaddr_storage tmp = *dst;
-
-	if (s < 0)
-		return -1;
-	((struct sockaddr_in *)&tmp)->sin_port = htons(9);	/* any port */
-	*slen = sizeof(*src);
-	if (connect(s, (struct sockaddr *)&tmp, len) ||
-	    getsockname(s, (struct sockaddr *)src, slen)) {
-		close(s);
-		return -1;
-	}
-	close(s);
-	return 0;
 }
 
 static const char *explain(int err)
@@ -192,12 +128,12 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		usage();
-	if (parse_addr(argv[optind], &dst, &dlen))
+	if (rds_parse_addr("rds-ping", argv[optind], &dst, &dlen))
 		return 2;
 	if (source) {
-		if (parse_addr(source, &src, &slen))
+		if (rds_parse_addr("rds-ping", source, &src, &slen))
 			return 2;
-	} else if (route_source(&dst, dlen, &src, &slen)) {
+	} else if (rds_route_source(&dst, dlen, &src, &slen)) {
 		fprintf(stderr, "rds-ping: no route to %s; give a source with -I\n",
 			argv[optind]);
 		return 2;
@@ -206,8 +142,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rds-ping: source and destination families differ\n");
 		return 2;
 	}
-	((struct sockaddr_in *)&dst)->sin_port = 0;	/* port 0: ping */
-	((struct sockaddr_in *)&src)->sin_port = 0;	/* any local port */
+	rds_set_port(&dst, 0);	/* port 0: ping */
+	rds_set_port(&src, 0);	/* any local port */
 
 	for (i = 0; i < nsock; i++) {
 		fds[i] = socket(AF_RDS, SOCK_SEQPACKET, 0);
@@ -239,10 +175,7 @@ int main(int argc, char **argv)
 		return 2;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (dst.ss_family == AF_INET6)
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&dst)->sin6_addr, name, sizeof(name));
-	else
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&dst)->sin_addr, name, sizeof(name));
+	rds_addr_name(&dst, name, sizeof(name));
 
 	while (!stop && (count < 0 || sent < count)) {
 		int s = sent % nsock;

@@ -160,14 +160,6 @@ static inline uint16_t rds_port_of(const struct sockaddr_storage *ss)
 	return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
 }
 
-static inline void rds_set_port(struct sockaddr_storage *ss, uint16_t port)
-{
-	if (ss->ss_family == AF_INET)
-		((struct sockaddr_in *)ss)->sin_port = htons(port);
-	else
-		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
-}
-
 /* Same family, address and port? */
 static inline bool rds_addr_eq(const struct sockaddr_storage *a,
 			       const struct sockaddr_storage *b)
