@@ -89,6 +89,24 @@ static void rds_ib_info_read(struct rds_connection *conn,
 	spin_unlock_irqrestore(&ic->ic_ep_lock, flags);
 }
 
+/*
+ * Fill what follows the addresses of an item of either table: the two uapi
+ * layouts use the same names and types there (only the addresses differ),
+ * so one macro serves both.  The item comes zeroed from
+ * rds_info_item_begin(): its padding and cache_allocs stay 0.
+ */
+#define rds_ib_info_fill(c, f, conn) do {				\
+	memcpy((c)->src_gid, (f)->src_gid, sizeof((c)->src_gid));	\
+	memcpy((c)->dst_gid, (f)->dst_gid, sizeof((c)->dst_gid));	\
+	(c)->max_send_wr = (f)->max_send_wr;				\
+	(c)->max_recv_wr = (f)->max_recv_wr;				\
+	(c)->max_send_sge = (f)->max_send_sge;				\
+	(c)->rdma_mr_max = (f)->rdma_mr_max;				\
+	(c)->rdma_mr_size = (f)->rdma_mr_size;				\
+	(c)->tos = (conn)->c_tos;					\
+	(c)->sl = (f)->sl;						\
+} while (0)
+
 static void rds_ib_info_conn_cmn(struct rds_info_iter *it,
 				 struct rds_connection *conn, bool v6)
 {
@@ -102,29 +120,13 @@ static void rds_ib_info_conn_cmn(struct rds_info_iter *it,
 
 		c->src_addr = conn->c_laddr;
 		c->dst_addr = conn->c_faddr;
-		memcpy(c->src_gid, f.src_gid, sizeof(c->src_gid));
-		memcpy(c->dst_gid, f.dst_gid, sizeof(c->dst_gid));
-		c->max_send_wr = f.max_send_wr;
-		c->max_recv_wr = f.max_recv_wr;
-		c->max_send_sge = f.max_send_sge;
-		c->rdma_mr_max = f.rdma_mr_max;
-		c->rdma_mr_size = f.rdma_mr_size;
-		c->tos = conn->c_tos;
-		c->sl = f.sl;
+		rds_ib_info_fill(c, &f, conn);
 	} else {
 		struct rds_info_rdma_connection *c = rds_info_item_begin(it);
 
 		c->src_addr = conn->c_laddr.s6_addr32[3];
 		c->dst_addr = conn->c_faddr.s6_addr32[3];
-		memcpy(c->src_gid, f.src_gid, sizeof(c->src_gid));
-		memcpy(c->dst_gid, f.dst_gid, sizeof(c->dst_gid));
-		c->max_send_wr = f.max_send_wr;
-		c->max_recv_wr = f.max_recv_wr;
-		c->max_send_sge = f.max_send_sge;
-		c->rdma_mr_max = f.rdma_mr_max;
-		c->rdma_mr_size = f.rdma_mr_size;
-		c->tos = conn->c_tos;
-		c->sl = f.sl;
+		rds_ib_info_fill(c, &f, conn);
 	}
 	rds_info_item_end(it);
 }
