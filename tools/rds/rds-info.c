@@ -71,6 +71,24 @@ static const char *addr6(const void *p, char *buf)
 	return inet_ntop(AF_INET6, &a, buf, INET6_ADDRSTRLEN);
 }
 
+/* An address of either layout: 4 bytes IPv4, 16 bytes IPv6 (maybe unaligned). */
+static const char *addr_any(const void *p, size_t len, char *buf)
+{
+	__be32 a;
+
+	if (len != sizeof(a))
+		return addr6(p, buf);
+	memcpy(&a, p, sizeof(a));
+	return addr4(a, buf);
+}
+
+/*
+ * An IPv4 item and its RDS6 twin have the same fields but for the size of
+ * the addresses: the ROW macros below read an item of either type, with
+ * ADDR() printing the address field f of item p whatever its size.
+ */
+#define ADDR(p, f, buf) addr_any(&(p)->f, sizeof((p)->f), buf)
+
 static const char *gid(const __u8 *g, char *buf)
 {
 	return inet_ntop(AF_INET6, g, buf, INET6_ADDRSTRLEN);
@@ -127,6 +145,15 @@ static void show_counters(void *buf, size_t len, int isz)
 	table_end();
 }
 
+#define CONN_ROW(c) do {					\
+		ADDR(c, laddr, l);				\
+		ADDR(c, faddr, r);				\
+		tx = (c)->next_tx_seq;				\
+		rx = (c)->next_rx_seq;				\
+		flags = (c)->flags;				\
+		memcpy(t, (c)->transport, TRANSNAMSIZ);		\
+	} while (0)
+
 static void show_conns(void *buf, size_t len, int isz, int v6)
 {
 	size_t i, n = len / isz;
@@ -138,26 +165,13 @@ static void show_conns(void *buf, size_t len, int isz, int v6)
 		uint64_t tx, rx;
 		unsigned int tos = 0;
 		__u8 flags;
+		void *p = (char *)buf + i * isz;
 
 		if (v6) {
-			struct rds6_info_connection *c = (void *)((char *)buf + i * isz);
-
-			addr6((char *)c + offsetof(struct rds6_info_connection, laddr), l);
-			addr6((char *)c + offsetof(struct rds6_info_connection, faddr), r);
-			tx = c->next_tx_seq;
-			rx = c->next_rx_seq;
-			flags = c->flags;
-			memcpy(t, c->transport, TRANSNAMSIZ);
+			CONN_ROW((struct rds6_info_connection *)p);
 		} else {
-			struct rds_info_connection *c = (void *)((char *)buf + i * isz);
-
-			addr4(c->laddr, l);
-			addr4(c->faddr, r);
-			tx = c->next_tx_seq;
-			rx = c->next_rx_seq;
-			flags = c->flags;
-			tos = c->tos;
-			memcpy(t, c->transport, TRANSNAMSIZ);
+			CONN_ROW((struct rds_info_connection *)p);
+			tos = ((struct rds_info_connection *)p)->tos;	/* v4 only */
 		}
 		t[TRANSNAMSIZ] = 0;
 		conn_flags(flags, f);
@@ -174,6 +188,16 @@ static void show_conns(void *buf, size_t len, int isz, int v6)
 	table_end();
 }
 
+#define MSG_ROW(m) do {						\
+		ADDR(m, laddr, l);				\
+		ADDR(m, faddr, r);				\
+		lp = ntohs((m)->lport);				\
+		rp = ntohs((m)->fport);				\
+		tos = (m)->tos;					\
+		seq = (m)->seq;					\
+		bytes = (m)->len;				\
+	} while (0)
+
 static void show_msgs(const char *name, void *buf, size_t len, int isz, int v6)
 {
 	size_t i, n = len / isz;
@@ -183,28 +207,12 @@ static void show_msgs(const char *name, void *buf, size_t len, int isz, int v6)
 		char l[INET6_ADDRSTRLEN], r[INET6_ADDRSTRLEN];
 		unsigned int lp, rp, tos, bytes;
 		uint64_t seq;
+		void *p = (char *)buf + i * isz;
 
-		if (v6) {
-			struct rds6_info_message *m = (void *)((char *)buf + i * isz);
-
-			addr6((char *)m + offsetof(struct rds6_info_message, laddr), l);
-			addr6((char *)m + offsetof(struct rds6_info_message, faddr), r);
-			lp = ntohs(m->lport);
-			rp = ntohs(m->fport);
-			tos = m->tos;
-			seq = m->seq;
-			bytes = m->len;
-		} else {
-			struct rds_info_message *m = (void *)((char *)buf + i * isz);
-
-			addr4(m->laddr, l);
-			addr4(m->faddr, r);
-			lp = ntohs(m->lport);
-			rp = ntohs(m->fport);
-			tos = m->tos;
-			seq = m->seq;
-			bytes = m->len;
-		}
+		if (v6)
+			MSG_ROW((struct rds6_info_message *)p);
+		else
+			MSG_ROW((struct rds_info_message *)p);
 		row_sep(i);
 		if (json)
 			printf("{\"local\": \"%s\", \"lport\": %u, \"remote\": \"%s\", "
@@ -217,6 +225,16 @@ static void show_msgs(const char *name, void *buf, size_t len, int isz, int v6)
 	table_end();
 }
 
+#define SOCK_ROW(s) do {					\
+		ADDR(s, bound_addr, b);				\
+		ADDR(s, connected_addr, c);			\
+		bp = ntohs((s)->bound_port);			\
+		cp = ntohs((s)->connected_port);		\
+		snd = (s)->sndbuf;				\
+		rcv = (s)->rcvbuf;				\
+		inum = (s)->inum;				\
+	} while (0)
+
 static void show_sockets(void *buf, size_t len, int isz, int v6)
 {
 	size_t i, n = len / isz;
@@ -227,28 +245,12 @@ static void show_sockets(void *buf, size_t len, int isz, int v6)
 		char b[INET6_ADDRSTRLEN], c[INET6_ADDRSTRLEN];
 		unsigned int bp, cp, snd, rcv;
 		uint64_t inum;
+		void *p = (char *)buf + i * isz;
 
-		if (v6) {
-			struct rds6_info_socket *s = (void *)((char *)buf + i * isz);
-
-			addr6((char *)s + offsetof(struct rds6_info_socket, bound_addr), b);
-			addr6((char *)s + offsetof(struct rds6_info_socket, connected_addr), c);
-			bp = ntohs(s->bound_port);
-			cp = ntohs(s->connected_port);
-			snd = s->sndbuf;
-			rcv = s->rcvbuf;
-			inum = s->inum;
-		} else {
-			struct rds_info_socket *s = (void *)((char *)buf + i * isz);
-
-			addr4(s->bound_addr, b);
-			addr4(s->connected_addr, c);
-			bp = ntohs(s->bound_port);
-			cp = ntohs(s->connected_port);
-			snd = s->sndbuf;
-			rcv = s->rcvbuf;
-			inum = s->inum;
-		}
+		if (v6)
+			SOCK_ROW((struct rds6_info_socket *)p);
+		else
+			SOCK_ROW((struct rds_info_socket *)p);
 		row_sep(i);
 		if (json)
 			printf("{\"bound\": \"%s\", \"bport\": %u, \"connected\": \"%s\", "
@@ -261,6 +263,18 @@ static void show_sockets(void *buf, size_t len, int isz, int v6)
 	table_end();
 }
 
+#define TCP_ROW(t) do {						\
+		ADDR(t, local_addr, l);				\
+		ADDR(t, peer_addr, r);				\
+		lp = ntohs((t)->local_port);			\
+		rp = ntohs((t)->peer_port);			\
+		hr = (t)->hdr_rem;				\
+		dr = (t)->data_rem;				\
+		nxt = (t)->last_sent_nxt;			\
+		eu = (t)->last_expected_una;			\
+		su = (t)->last_seen_una;			\
+	} while (0)
+
 static void show_tcp(void *buf, size_t len, int isz, int v6)
 {
 	size_t i, n = len / isz;
@@ -271,32 +285,12 @@ static void show_tcp(void *buf, size_t len, int isz, int v6)
 		char l[INET6_ADDRSTRLEN], r[INET6_ADDRSTRLEN];
 		uint64_t hr, dr;
 		unsigned int lp, rp, nxt, eu, su;
+		void *p = (char *)buf + i * isz;
 
-		if (v6) {
-			struct rds6_info_tcp_socket *t = (void *)((char *)buf + i * isz);
-
-			addr6((char *)t + offsetof(struct rds6_info_tcp_socket, local_addr), l);
-			addr6((char *)t + offsetof(struct rds6_info_tcp_socket, peer_addr), r);
-			lp = ntohs(t->local_port);
-			rp = ntohs(t->peer_port);
-			hr = t->hdr_rem;
-			dr = t->data_rem;
-			nxt = t->last_sent_nxt;
-			eu = t->last_expected_una;
-			su = t->last_seen_una;
-		} else {
-			struct rds_info_tcp_socket *t = (void *)((char *)buf + i * isz);
-
-			addr4(t->local_addr, l);
-			addr4(t->peer_addr, r);
-			lp = ntohs(t->local_port);
-			rp = ntohs(t->peer_port);
-			hr = t->hdr_rem;
-			dr = t->data_rem;
-			nxt = t->last_sent_nxt;
-			eu = t->last_expected_una;
-			su = t->last_seen_una;
-		}
+		if (v6)
+			TCP_ROW((struct rds6_info_tcp_socket *)p);
+		else
+			TCP_ROW((struct rds_info_tcp_socket *)p);
 		row_sep(i);
 		if (json)
 			printf("{\"local\": \"%s\", \"lport\": %u, \"remote\": \"%s\", "
@@ -310,6 +304,20 @@ static void show_tcp(void *buf, size_t len, int isz, int v6)
 	table_end();
 }
 
+#define IB_ROW(c) do {						\
+		ADDR(c, src_addr, l);				\
+		ADDR(c, dst_addr, r);				\
+		gid((c)->src_gid, lg);				\
+		gid((c)->dst_gid, rg);				\
+		tos = (c)->tos;					\
+		sl = (c)->sl;					\
+		swr = (c)->max_send_wr;				\
+		rwr = (c)->max_recv_wr;				\
+		sge = (c)->max_send_sge;			\
+		mrmax = (c)->rdma_mr_max;			\
+		mrsize = (c)->rdma_mr_size;			\
+	} while (0)
+
 static void show_ib(void *buf, size_t len, int isz, int v6)
 {
 	size_t i, n = len / isz;
@@ -320,28 +328,12 @@ static void show_ib(void *buf, size_t len, int isz, int v6)
 		char l[INET6_ADDRSTRLEN], r[INET6_ADDRSTRLEN];
 		char lg[INET6_ADDRSTRLEN], rg[INET6_ADDRSTRLEN];
 		unsigned int tos, sl, swr, rwr, sge, mrmax, mrsize;
+		void *p = (char *)buf + i * isz;
 
-		if (v6) {
-			struct rds6_info_rdma_connection *c = (void *)((char *)buf + i * isz);
-
-			addr6(&c->src_addr, l);
-			addr6(&c->dst_addr, r);
-			gid(c->src_gid, lg);
-			gid(c->dst_gid, rg);
-			tos = c->tos; sl = c->sl; swr = c->max_send_wr;
-			rwr = c->max_recv_wr; sge = c->max_send_sge;
-			mrmax = c->rdma_mr_max; mrsize = c->rdma_mr_size;
-		} else {
-			struct rds_info_rdma_connection *c = (void *)((char *)buf + i * isz);
-
-			addr4(c->src_addr, l);
-			addr4(c->dst_addr, r);
-			gid(c->src_gid, lg);
-			gid(c->dst_gid, rg);
-			tos = c->tos; sl = c->sl; swr = c->max_send_wr;
-			rwr = c->max_recv_wr; sge = c->max_send_sge;
-			mrmax = c->rdma_mr_max; mrsize = c->rdma_mr_size;
-		}
+		if (v6)
+			IB_ROW((struct rds6_info_rdma_connection *)p);
+		else
+			IB_ROW((struct rds_info_rdma_connection *)p);
 		row_sep(i);
 		if (json)
 			printf("{\"local\": \"%s\", \"remote\": \"%s\", \"tos\": %u, "
