@@ -876,21 +876,29 @@ static void peer_case(struct __test_metadata *_metadata, int family)
 	addr6_of(family, rds_local_str(family), &la);
 	addr6_of(family, rds_peer_str(family), &fa);
 
-	/* RDS6_INFO_CONNECTIONS lists it whatever the family */
+	/*
+	 * RDS6_INFO_CONNECTIONS lists it whatever the family.  Its items have
+	 * no TOS: other TOS to the peer that earlier tests left (or that the
+	 * peer brought back first after a reload) look the same, so the one
+	 * we pinged on is the entry for these addresses that is up and has
+	 * sent and received.
+	 */
 	ASSERT_EQ((int)sizeof(struct rds6_info_connection),
 		  info_get(a, RDS6_INFO_CONNECTIONS, &buf, &len));
-	{
-		struct rds6_info_connection *c = find_conn(buf, len, true,
-							   &la, &fa);
+	found = 0;
+	for (i = 0; i < len / (int)sizeof(struct rds6_info_connection); i++) {
+		struct rds6_info_connection *c = (void *)(buf + i * 65);
 
-		ASSERT_NE(NULL, c);
+		if (!addr_is(true, &c->laddr, &la) ||
+		    !addr_is(true, &c->faddr, &fa))
+			continue;
 		EXPECT_STREQ("infiniband", (char *)c->transport);
 		EXPECT_TRUE(clean_string(c->transport, sizeof(c->transport)));
-		EXPECT_TRUE(c->flags & RDS_INFO_CONNECTION_FLAG_CONNECTED);
-		EXPECT_FALSE(c->flags & RDS_INFO_CONNECTION_FLAG_CONNECTING);
-		EXPECT_LE(2, c->next_tx_seq);
-		EXPECT_LE(1, c->next_rx_seq);
+		found += (c->flags & RDS_INFO_CONNECTION_FLAG_CONNECTED) &&
+			 !(c->flags & RDS_INFO_CONNECTION_FLAG_CONNECTING) &&
+			 c->next_tx_seq >= 2 && c->next_rx_seq >= 1;
 	}
+	EXPECT_LE(1, found);
 	free(buf);
 
 	/* RDS_INFO_CONNECTIONS only for IPv4 */
