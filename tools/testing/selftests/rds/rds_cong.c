@@ -277,20 +277,7 @@ FIXTURE(pc)
 	struct sockaddr_storage aa, data, ctl;
 };
 
-FIXTURE_VARIANT(pc)
-{
-	int family;
-};
-
-FIXTURE_VARIANT_ADD(pc, ipv4)
-{
-	.family = AF_INET,
-};
-
-FIXTURE_VARIANT_ADD(pc, ipv6)
-{
-	.family = AF_INET6,
-};
+RDS_FAMILY_VARIANTS(pc);
 
 FIXTURE_SETUP(pc)
 {

@@ -51,12 +51,8 @@ FIXTURE_VARIANT_ADD(se, ipv6)
 
 FIXTURE_SETUP(se)
 {
-	self->a = rds_bound_socket(variant->family, 0, &self->aa);
-	ASSERT_LE(0, self->a) TH_LOG("bind: %s", strerror(errno));
-	self->b = rds_bound_socket(variant->family, 0, &self->ba);
-	ASSERT_LE(0, self->b) TH_LOG("bind: %s", strerror(errno));
-	self->u = rds_socket();
-	ASSERT_LE(0, self->u);
+	rds_setup_abu(_metadata, variant->family, &self->a, &self->aa,
+		      &self->b, &self->ba, &self->u);
 }
 
 FIXTURE_TEARDOWN(se)

@@ -22,20 +22,7 @@ FIXTURE(sb)
 	char buf[16384];
 };
 
-FIXTURE_VARIANT(sb)
-{
-	int family;
-};
-
-FIXTURE_VARIANT_ADD(sb, ipv4)
-{
-	.family = AF_INET,
-};
-
-FIXTURE_VARIANT_ADD(sb, ipv6)
-{
-	.family = AF_INET6,
-};
+RDS_FAMILY_VARIANTS(sb);
 
 FIXTURE_SETUP(sb)
 {

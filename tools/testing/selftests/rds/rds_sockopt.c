@@ -23,29 +23,12 @@ FIXTURE(so)
 	struct sockaddr_storage aa, ba;
 };
 
-FIXTURE_VARIANT(so)
-{
-	int family;
-};
-
-FIXTURE_VARIANT_ADD(so, ipv4)
-{
-	.family = AF_INET,
-};
-
-FIXTURE_VARIANT_ADD(so, ipv6)
-{
-	.family = AF_INET6,
-};
+RDS_FAMILY_VARIANTS(so);
 
 FIXTURE_SETUP(so)
 {
-	self->a = rds_bound_socket(variant->family, 0, &self->aa);
-	ASSERT_LE(0, self->a) TH_LOG("bind: %s", strerror(errno));
-	self->b = rds_bound_socket(variant->family, 0, &self->ba);
-	ASSERT_LE(0, self->b) TH_LOG("bind: %s", strerror(errno));
-	self->u = rds_socket();
-	ASSERT_LE(0, self->u);
+	rds_setup_abu(_metadata, variant->family, &self->a, &self->aa,
+		      &self->b, &self->ba, &self->u);
 }
 
 FIXTURE_TEARDOWN(so)

@@ -431,6 +431,29 @@ static inline void rds_test_prepare(void)
 #define ASSERT_ERRNO(call, e)	_RDS_ERRNO(ASSERT, call, e)
 #define EXPECT_ERRNO(call, e)	_RDS_ERRNO(EXPECT, call, e)
 
+/* The ipv4 and ipv6 variants of fixture f (variant->family). */
+#define RDS_FAMILY_VARIANTS(f)						\
+	FIXTURE_VARIANT(f) { int family; };				\
+	FIXTURE_VARIANT_ADD(f, ipv4) { .family = AF_INET, };		\
+	FIXTURE_VARIANT_ADD(f, ipv6) { .family = AF_INET6, }
+
+/*
+ * Fixture set-up shared by the socket tests: *a and *b bound to this
+ * node's address of family (any port, the bound addresses in *aa, *ba),
+ * *u an unbound socket.
+ */
+static inline void rds_setup_abu(struct __test_metadata *_metadata,
+				 int family, int *a, struct sockaddr_storage *aa,
+				 int *b, struct sockaddr_storage *ba, int *u)
+{
+	*a = rds_bound_socket(family, 0, aa);
+	ASSERT_LE(0, *a) TH_LOG("bind: %s", strerror(errno));
+	*b = rds_bound_socket(family, 0, ba);
+	ASSERT_LE(0, *b) TH_LOG("bind: %s", strerror(errno));
+	*u = rds_socket();
+	ASSERT_LE(0, *u);
+}
+
 /* ASSERT a syscall succeeded (result >= 0). */
 #define ASSERT_OK(call) do {						\
 		errno = 0;						\

@@ -17,29 +17,12 @@ FIXTURE(tos)
 	struct sockaddr_storage aa, ba;
 };
 
-FIXTURE_VARIANT(tos)
-{
-	int family;
-};
-
-FIXTURE_VARIANT_ADD(tos, ipv4)
-{
-	.family = AF_INET,
-};
-
-FIXTURE_VARIANT_ADD(tos, ipv6)
-{
-	.family = AF_INET6,
-};
+RDS_FAMILY_VARIANTS(tos);
 
 FIXTURE_SETUP(tos)
 {
-	self->a = rds_bound_socket(variant->family, 0, &self->aa);
-	ASSERT_LE(0, self->a) TH_LOG("bind: %s", strerror(errno));
-	self->b = rds_bound_socket(variant->family, 0, &self->ba);
-	ASSERT_LE(0, self->b) TH_LOG("bind: %s", strerror(errno));
-	self->u = rds_socket();
-	ASSERT_LE(0, self->u);
+	rds_setup_abu(_metadata, variant->family, &self->a, &self->aa,
+		      &self->b, &self->ba, &self->u);
 }
 
 FIXTURE_TEARDOWN(tos)
