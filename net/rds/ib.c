@@ -59,7 +59,7 @@ module_param_cb(rds_ib_retry_count, &rds_ib_retry_count_ops,
 		&rds_ib_retry_count, 0444);
 __MODULE_PARM_TYPE(rds_ib_retry_count, "uint");
 MODULE_PARM_DESC(rds_ib_retry_count,
-		 " Number of hw retries before reporting an error (0..7, default 7)");
+		 " Number of hw retries before reporting an error (0..7, default 6; 7 is forever on rxe)");
 static LIST_HEAD(rds_ib_devices);
 static DECLARE_RWSEM(rds_ib_devices_sem);
 
@@ -293,7 +293,12 @@ static void rds_ib_conn_free(void *data)
 
 	if (!ic)
 		return;
-	WARN_ON(ic->ic_ep || atomic_read(&ic->ic_nr_eps));
+	WARN(ic->ic_ep || atomic_read(&ic->ic_nr_eps),
+	     "RDS/IB: conn_free with endpoint %p (flags %#lx, %s), %d endpoints, path state %d\n",
+	     ic->ic_ep, ic->ic_ep ? ic->ic_ep->e_flags : 0,
+	     ic->ic_ep && ic->ic_ep->e_active ? "active" : "passive",
+	     atomic_read(&ic->ic_nr_eps),
+	     ic->ic_cp ? rds_conn_path_state(ic->ic_cp) : -1);
 	mutex_destroy(&ic->ic_mutex);
 	kfree(ic);
 }

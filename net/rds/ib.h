@@ -137,10 +137,13 @@ union rds_ib_conn_priv {
 /*
  * Transport retries of the RC QP.  In-tree defaults to 1, which makes a
  * slow or lossy fabric (soft-RoCE under load) tear connections down for
- * nothing; we default to the maximum.  Module parameter
- * rds_ib_retry_count, as in-tree, clamped to 0..7.
+ * nothing.  Not 7 either: soft-RoCE takes a retry_cnt of 7 as "retry
+ * forever" (the IB spec gives that meaning to rnr_retry only), and a lost
+ * READ response whose responder resource is gone is then retried forever,
+ * the work request never completing and nothing reporting an error.
+ * Module parameter rds_ib_retry_count, as in-tree, 0..7.
  */
-#define RDS_IB_DEFAULT_RETRY_COUNT	7
+#define RDS_IB_DEFAULT_RETRY_COUNT	6
 extern unsigned int rds_ib_retry_count;
 
 extern unsigned long rds_ib_sysctl_max_send_wr;
@@ -508,6 +511,7 @@ int rds_ib_xmit(struct rds_conn_path *cp, struct rds_message *rm,
 		unsigned int hdr_off, unsigned int sg, unsigned int off);
 void rds_ib_xmit_path_complete(struct rds_conn_path *cp);
 void rds_ib_send_add_credits(struct rds_ib_ep *ep, unsigned int credits);
+void rds_ib_tx_kick(struct rds_ib_ep *ep, struct rds_conn_path *cp);
 void rds_ib_advertise_credits(struct rds_ib_ep *ep, unsigned int posted);
 void rds_ib_attempt_ack(struct rds_ib_ep *ep);
 void rds_ib_set_ack(struct rds_ib_ep *ep, u64 seq, bool required);

@@ -374,7 +374,6 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 	}
 
 	if (!rds_ib_rdma_sq_get(ep, 1)) {
-		set_bit(RDS_IB_EP_TX_FULL, &ep->e_flags);
 		return -EAGAIN;
 	}
 	ac = kzalloc(sizeof(*ac), GFP_ATOMIC | __GFP_NOWARN);

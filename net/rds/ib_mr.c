@@ -254,7 +254,7 @@ static int rds_ib_mr_create_qp(struct rds_ib_mr_dev *md,
 static void rds_ib_mr_conn_param(struct rdma_conn_param *param)
 {
 	memset(param, 0, sizeof(*param));
-	param->retry_count = 7;
+	param->retry_count = RDS_IB_DEFAULT_RETRY_COUNT;
 	param->rnr_retry_count = 7;
 }
 

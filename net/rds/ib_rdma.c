@@ -100,14 +100,8 @@ int rds_ib_rdma_status(enum ib_wc_status status)
 	}
 }
 
-/**
- * rds_ib_rdma_sq_get - reserve send queue entries for RDMA/atomic WRs
- * @ep: endpoint
- * @n: entries
- *
- * Return: true if reserved.
- */
-bool rds_ib_rdma_sq_get(struct rds_ib_ep *ep, unsigned int n)
+/* Reserve @n entries if they are free. */
+static bool rds_ib_rdma_sq_try(struct rds_ib_ep *ep, unsigned int n)
 {
 	if (atomic_add_return(n, &ep->e_rdma_inuse) <= RDS_IB_RDMA_SQ)
 		return true;
@@ -116,13 +110,42 @@ bool rds_ib_rdma_sq_get(struct rds_ib_ep *ep, unsigned int n)
 }
 
 /**
+ * rds_ib_rdma_sq_get - reserve send queue entries for RDMA/atomic WRs
+ * @ep: endpoint
+ * @n: entries
+ *
+ * Called by ->xmit_rdma()/->xmit_atomic().  When the entries are not there
+ * it marks the endpoint RDS_IB_EP_TX_FULL, so that rds_ib_rdma_sq_put()
+ * kicks the sender once some come back.  ORDER: TX_FULL is set before the
+ * second look, and put() makes its room visible before it tests TX_FULL,
+ * so either the second look finds the room or put() sees the flag.
+ *
+ * Return: true if reserved; false: the caller returns -EAGAIN.
+ */
+bool rds_ib_rdma_sq_get(struct rds_ib_ep *ep, unsigned int n)
+{
+	if (rds_ib_rdma_sq_try(ep, n))
+		return true;
+	set_bit(RDS_IB_EP_TX_FULL, &ep->e_flags);
+	smp_mb__after_atomic();
+	return rds_ib_rdma_sq_try(ep, n);
+}
+
+/**
  * rds_ib_rdma_sq_put - return send queue entries
  * @ep: endpoint
  * @n: entries
+ *
+ * Resumes a sender that stopped for lack of them (see rds_ib_rdma_sq_get()).
+ * Without this an RDMA op waiting for room would wait for the next SEND
+ * completion, and SENDs are mostly unsignalled: with every flow waiting,
+ * none might come.
  */
 void rds_ib_rdma_sq_put(struct rds_ib_ep *ep, unsigned int n)
 {
 	atomic_sub(n, &ep->e_rdma_inuse);
+	smp_mb__after_atomic();
+	rds_ib_tx_kick(ep, ep->e_ic->ic_cp);
 }
 
 static void rds_ib_rdma_unmap(struct rds_ib_ep *ep, struct rm_rdma_op *op)
@@ -246,7 +269,6 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	max_sge = max_t(u32, 1, max_sge);
 	nwr = DIV_ROUND_UP(op->op_count, max_sge);
 	if (!rds_ib_rdma_sq_get(ep, nwr)) {
-		set_bit(RDS_IB_EP_TX_FULL, &ep->e_flags);
 		rds_ib_rdma_unmap(ep, op);
 		return -EAGAIN;
 	}

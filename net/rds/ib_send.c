@@ -61,12 +61,16 @@ void rds_ib_header_csum(struct rds_header *hdr)
 	rds_header_csum_set(hdr);
 }
 
-/*
- * Resume a sender that stopped for lack of slots or credits.  ORDER: the
- * caller made the room visible before this; xmit sets TX_FULL before its
- * last look for room, so one of the two always sees the other.
+/**
+ * rds_ib_tx_kick - resume a sender that stopped for lack of room
+ * @ep: endpoint
+ * @cp: its path
+ *
+ * Room is send ring slots, credits, or RDMA send queue entries.  ORDER:
+ * the caller made the room visible before this; xmit sets TX_FULL before
+ * its last look for room, so one of the two always sees the other.
  */
-static void rds_ib_tx_kick(struct rds_ib_ep *ep, struct rds_conn_path *cp)
+void rds_ib_tx_kick(struct rds_ib_ep *ep, struct rds_conn_path *cp)
 {
 	smp_mb__before_atomic();
 	if (test_bit(RDS_IB_EP_TX_FULL, &ep->e_flags) &&

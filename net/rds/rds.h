@@ -723,10 +723,11 @@ struct rds_mr {
  *	@sg/@off where in data.op_sg to resume.  Return the bytes consumed,
  *	counting the header (sizeof(struct rds_header) + payload bytes); the
  *	core calls again with updated offsets until the whole message is
- *	consumed.  Return -EAGAIN or -ENOMEM when the ring is full: the core
- *	sets RDS_LL_SEND_FULL and stops; the transport must call
- *	rds_send_path_kick() when room appears.  Any other error drops the
- *	path.  The transport takes its own reference (rds_message_addref())
+ *	consumed.  Return -EAGAIN when the ring is full: the core sets
+ *	RDS_LL_SEND_FULL and stops; the transport must call
+ *	rds_send_path_kick() when room appears.  Return -ENOMEM when short
+ *	of memory: the core retries from the send worker two jiffies later,
+ *	nobody needs to kick.  Any other error drops the path.  The transport takes its own reference (rds_message_addref())
  *	if it needs @rm after returning, and fills h_ack/h_credit/h_csum in
  *	its copy of the header.  Messages with RDS_FLAG_CONG_BITMAP are
  *	ordinary 8192-byte messages (their pages belong to the map) with
@@ -744,7 +745,7 @@ struct rds_mr {
  *	once per transmission; @op is &rm->rdma (container_of for rm).
  *	Messages with RDMA/atomic ops are never retransmitted: after a
  *	reconnect rds.ko drops them with RDS_RDMA_DROPPED.  Return 0 or, like
- *	->xmit(), -EAGAIN/-ENOMEM when the ring is full (called again later)
+ *	->xmit(), -EAGAIN when the ring is full or -ENOMEM (called again)
  *	or another error (drops the path).  If op_silent and the message has
  *	no payload and no cookie, ->xmit() is not called for it: the RDMA WR
  *	is then the message's final op.  The transport reports the outcome

@@ -403,10 +403,11 @@ restart:
 			ret = trans->xmit(cp, rm, cp->cp_xmit_hdr_off,
 					  cp->cp_xmit_sg, cp->cp_xmit_data_off);
 		if (ret <= 0) {
-			if (ret == 0 || ret == -EAGAIN || ret == -ENOMEM) {
+			/* Nobody kicks for memory: -ENOMEM is retried below. */
+			if (ret == 0 || ret == -EAGAIN) {
 				set_bit(RDS_LL_SEND_FULL, &cp->cp_flags);
 				ret = -EAGAIN;
-			} else {
+			} else if (ret != -ENOMEM) {
 				rds_conn_path_error(cp, "xmit failed: %d\n", ret);
 			}
 			break;
@@ -431,6 +432,11 @@ restart:
 			clear_bit(RDS_LL_SEND_FULL, &cp->cp_flags);
 			queue_delayed_work(rds_wq, &cp->cp_send_w, 0);
 		}
+		return ret;
+	}
+	if (ret == -ENOMEM) {
+		/* The transport is short of memory: try again shortly. */
+		queue_delayed_work(rds_wq, &cp->cp_send_w, 2);
 		return ret;
 	}
 	if (ret == -EAGAIN) {

@@ -54,6 +54,8 @@
 #define SELF		"/tests/rdma_stress"
 #define PEER_DIR	"/tmp/rdma_stress.peer"
 #define LOCAL_DIR	"/tmp/rdma_stress.local"
+/* On failure: the rxe counters that are not zero, and the RDS debugfs. */
+#define DIAG_CMD	"cd /sys/class/infiniband && for f in */ports/1/hw_counters/*; do v=$(cat $f); [ \"$v\" = 0 ] || echo $f $v; done; cat /sys/kernel/debug/rds/connections /sys/kernel/debug/rds/drop_reasons 2>&1 | head -c 3000"
 
 enum { OP_WRITE = 1, OP_READ = 2 };
 
@@ -764,6 +766,12 @@ TEST_F_TIMEOUT(st, rdma, DEADLINE + 120)
 		run_cmd("rds-peer -t 20 1 'rds-info -v 2>&1 | head -c 6000' 2>&1",
 			out, sizeof(out));
 		TH_LOG("node 1 rds-info:\n%s", out);
+		/* The device's own view: retries, NAKs, duplicates. */
+		run_cmd(DIAG_CMD, out, sizeof(out));
+		TH_LOG("node 0 rdma:\n%s", out);
+		run_cmd("rds-peer -t 20 1 '" DIAG_CMD "' 2>&1", out,
+			sizeof(out));
+		TH_LOG("node 1 rdma:\n%s", out);
 	}
 	EXPECT_EQ(0, failed);
 	EXPECT_EQ(per * 2 * NPAIR, sum_ok);

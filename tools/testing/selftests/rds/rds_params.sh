@@ -164,7 +164,7 @@ for p in rds/parameters/send_batch_count \
 	bad $P/$p 5 "Permission denied"
 done
 default $P/rds/parameters/send_batch_count 1024
-default $P/rds_rdma/parameters/rds_ib_retry_count 7
+default $P/rds_rdma/parameters/rds_ib_retry_count 6
 default $P/rds_rdma/parameters/rds_ib_mr_8k_pool_size 348160
 default $P/rds_rdma/parameters/rds_ib_mr_1m_pool_size 4096
 
