@@ -363,6 +363,7 @@ struct rds_ib_connection;
  * @e_destroy_work: destroys an endpoint abandoned by a connect race
  * @e_race_work: gives up waiting for the winner of a connect race
  * @e_max_send_sge: SGEs per send WR (QP capability)
+ * @e_rdma_sq: send queue entries for RDMA/atomic WRs (rds_ib_ep_setup_qp)
  * @e_send_nr: send ring size
  * @e_sends: send ring
  * @e_send_hdrs: one DMA-mapped header per send slot
@@ -413,6 +414,7 @@ struct rds_ib_ep {
 
 	/* send side */
 	u32			e_max_send_sge;
+	u32			e_rdma_sq;
 	u32			e_send_nr;
 	struct rds_ib_send_slot	*e_sends;
 	struct rds_header	*e_send_hdrs;
@@ -451,7 +453,10 @@ struct rds_ib_ep {
 	atomic_t		e_rdma_inuse;
 };
 
-/* Send queue entries of a connection QP beyond the send ring, for RDMA. */
+/*
+ * Send queue entries of a connection QP beyond the send ring, for RDMA
+ * and atomics: at least this many (e_rdma_sq may be more).
+ */
 #define RDS_IB_RDMA_SQ			256
 
 /**

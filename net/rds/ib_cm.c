@@ -191,16 +191,28 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	struct ib_device *dev = rid->rid_dev;
 	struct ib_qp_init_attr attr = {};
 	unsigned long nsend, nrecv;
+	unsigned int rdma_sq, sge;
 	int vector, ret;
+
+	/*
+	 * Room for RDMA WRs: at least RDS_IB_RDMA_SQ, and enough for two ops
+	 * of RDS_MAX_MSG_SIZE in one unaligned iovec even where a READ takes
+	 * a single SGE per WR (siw), so that such an op always fits.
+	 */
+	sge = min3(rid->rid_max_sge, (u32)RDS_IB_MAX_SGE, (u32)dev->attrs.max_sge_rd);
+	sge = max(sge, 1U);
+	rdma_sq = 2 * DIV_ROUND_UP((RDS_MAX_MSG_SIZE >> PAGE_SHIFT) + 1, sge);
+	rdma_sq = max_t(unsigned int, rdma_sq, RDS_IB_RDMA_SQ);
+	if (rdma_sq + 4 > rid->rid_max_wrs || rdma_sq + 4 > rid->rid_max_cqe)
+		rdma_sq = RDS_IB_RDMA_SQ;
+	ep->e_rdma_sq = rdma_sq;
 
 	nsend = READ_ONCE(rds_ib_sysctl_max_send_wr);
 	nrecv = READ_ONCE(rds_ib_sysctl_max_recv_wr);
 	nsend = min_t(unsigned long, nsend, RDS_IB_MAX_RING_USED);
 	nrecv = min_t(unsigned long, nrecv, RDS_IB_MAX_RING_USED);
-	nsend = min_t(unsigned long, nsend,
-		      rid->rid_max_wrs - 2 - RDS_IB_RDMA_SQ);
-	nsend = min_t(unsigned long, nsend,
-		      rid->rid_max_cqe - 2 - RDS_IB_RDMA_SQ);
+	nsend = min_t(unsigned long, nsend, rid->rid_max_wrs - 2 - rdma_sq);
+	nsend = min_t(unsigned long, nsend, rid->rid_max_cqe - 2 - rdma_sq);
 	nrecv = min_t(unsigned long, nrecv, rid->rid_max_wrs - 1);
 	nrecv = min_t(unsigned long, nrecv, rid->rid_max_cqe - 1);
 	if (nsend < 2 || nrecv < 2)
@@ -210,7 +222,7 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 
 	vector = dev->num_comp_vectors > 1 ?
 		 (int)(hash_ptr(ep->e_ic, 8) % dev->num_comp_vectors) : 0;
-	ep->e_scq = ib_alloc_cq(dev, ep, ep->e_send_nr + 2 + RDS_IB_RDMA_SQ,
+	ep->e_scq = ib_alloc_cq(dev, ep, ep->e_send_nr + 2 + rdma_sq,
 				vector,
 				IB_POLL_SOFTIRQ);
 	if (IS_ERR(ep->e_scq)) {
@@ -228,7 +240,7 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 
 	attr.event_handler = rds_ib_qp_event;
 	attr.qp_context = ep;
-	attr.cap.max_send_wr = ep->e_send_nr + 2 + RDS_IB_RDMA_SQ;
+	attr.cap.max_send_wr = ep->e_send_nr + 2 + rdma_sq;
 	attr.cap.max_recv_wr = ep->e_recv_nr + 1;
 	attr.cap.max_send_sge = min_t(u32, rid->rid_max_sge, RDS_IB_MAX_SGE);
 	attr.cap.max_recv_sge = RDS_IB_RECV_SGE;

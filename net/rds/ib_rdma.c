@@ -41,8 +41,13 @@
  * cannot post (send queue full, no memory) unmaps again, so a message that
  * is then dropped (reconnect) never leaves a mapping behind.
  *
- * Send queue room: the QP has RDS_IB_RDMA_SQ entries beyond the send ring;
- * e_rdma_inuse counts those in use by RDMA and atomic WRs.
+ * Send queue room: the QP has e_rdma_sq entries beyond the send ring
+ * (rds_ib_ep_setup_qp() makes it hold an op of RDS_MAX_MSG_SIZE twice
+ * over, even at one SGE per READ); e_rdma_inuse counts those in use by
+ * RDMA and atomic WRs.  An op that needs more WRs than e_rdma_sq (many
+ * tiny iovecs where READs take one SGE) could never be posted: it fails
+ * with RDS_RDMA_OTHER_ERROR and the path is dropped, rather than waiting
+ * forever in front of everything else on the connection.
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -103,7 +108,7 @@ int rds_ib_rdma_status(enum ib_wc_status status)
 /* Reserve @n entries if they are free. */
 static bool rds_ib_rdma_sq_try(struct rds_ib_ep *ep, unsigned int n)
 {
-	if (atomic_add_return(n, &ep->e_rdma_inuse) <= RDS_IB_RDMA_SQ)
+	if (atomic_add_return(n, &ep->e_rdma_inuse) <= ep->e_rdma_sq)
 		return true;
 	atomic_sub(n, &ep->e_rdma_inuse);
 	return false;
@@ -268,6 +273,13 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 		max_sge = min_t(u32, max_sge, dev->attrs.max_sge_rd);
 	max_sge = max_t(u32, 1, max_sge);
 	nwr = DIV_ROUND_UP(op->op_count, max_sge);
+	if (unlikely(nwr > ep->e_rdma_sq)) {
+		rds_ib_rdma_unmap(ep, op);
+		rds_rdma_send_complete(rm, RDS_RDMA_OTHER_ERROR);
+		pr_info_ratelimited("RDS/IB: RDMA op of %u WRs to %pI6c can never fit the send queue (%u)\n",
+				    nwr, &ic->ic_conn->c_faddr, ep->e_rdma_sq);
+		return -EMSGSIZE;
+	}
 	if (!rds_ib_rdma_sq_get(ep, nwr)) {
 		rds_ib_rdma_unmap(ep, op);
 		return -EAGAIN;
