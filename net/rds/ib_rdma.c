@@ -14,9 +14,16 @@
  *
  *   ORDER: on an RC QP the responder executes the WRITEs before the SEND,
  *   so when the owner receives the message its buffer holds the data.
- *   For READs (and atomics) the SEND is fenced (IB_SEND_FENCE): it does
- *   not start before the READ responses arrived, so the owner's key is
- *   not invalidated while the READ still uses it.
+ *   For a READ (and a WRITE flagged RDS_RDMA_FENCE) the SEND waits until
+ *   the op completed, so the owner's key is not invalidated while the
+ *   READ still uses it.  The wait is ours, not IB_SEND_FENCE: the first
+ *   call posts the op, marks the message (rm->m_final_op =
+ *   RDS_IB_RDMA_HELD) and returns -EAGAIN; the op's last completion marks
+ *   it RDS_IB_RDMA_DONE and kicks the path, and the next call returns 0,
+ *   letting ->xmit() post the SEND.  Soft-RoCE on 6.12 and siw lose
+ *   fenced SENDs behind READs (the SEND never goes out, nothing fails);
+ *   holding it back costs the same round trip the fence costs.  Atomics
+ *   keep IB_SEND_FENCE (ib_atomic.c).
  *
  * The SEND goes out as IB_WR_SEND_WITH_INV with the cookie's rkey when the
  * op is against a use-once key (op_use_once) and the connection negotiated
@@ -54,6 +61,14 @@
 
 #include "ib.h"
 
+/*
+ * rm->m_final_op while a READ holds its message's SEND back, and once the
+ * READ completed (markers, never dereferenced).
+ */
+static char rds_ib_rdma_held, rds_ib_rdma_done;
+#define RDS_IB_RDMA_HELD	((void *)&rds_ib_rdma_held)
+#define RDS_IB_RDMA_DONE	((void *)&rds_ib_rdma_done)
+
 /**
  * struct rds_ib_rdma_ctx - one posted RDMA op
  * @rc_mid_cqe: completion of the unsignalled WRs (errors only)
@@ -63,6 +78,7 @@
  * @rc_nwr: send queue entries reserved (work requests of the op)
  * @rc_pending: completions still to come (one per posted WR)
  * @rc_final: no SEND follows: this op reports success
+ * @rc_hold: the SEND waits for this op (rm->m_final_op is RDS_IB_RDMA_HELD)
  * @rc_failed: an error was already reported
  * @rc_last_ok: the last WR completed successfully
  * @rc_wrs: the work requests
@@ -76,6 +92,7 @@ struct rds_ib_rdma_ctx {
 	unsigned int		rc_nwr;
 	atomic_t		rc_pending;
 	bool			rc_final;
+	bool			rc_hold;
 	bool			rc_failed;
 	bool			rc_last_ok;
 	struct ib_rdma_wr	*rc_wrs;
@@ -194,6 +211,15 @@ static void rds_ib_rdma_ctx_put(struct rds_ib_rdma_ctx *ctx, unsigned int n)
 	if (ctx->rc_last_ok && ctx->rc_final && !ctx->rc_failed)
 		rds_rdma_send_complete(rm, RDS_RDMA_SUCCESS);
 	rds_ib_rdma_sq_put(ep, ctx->rc_nwr);
+	if (ctx->rc_hold) {
+		/*
+		 * Let the SEND go (after a failure the endpoint is in error
+		 * and ->xmit() refuses it).  Our reference keeps @rm until
+		 * we kicked.
+		 */
+		smp_store_release(&rm->m_final_op, RDS_IB_RDMA_DONE);
+		rds_send_path_kick(ep->e_ic->ic_cp);
+	}
 	rds_message_put(rm);
 	kfree(ctx);
 }
@@ -231,10 +257,13 @@ static void rds_ib_rdma_last_done(struct ib_cq *cq, struct ib_wc *wc)
  * @cp: path
  * @op: &rm->rdma
  *
- * RDS_IN_XMIT held, never sleeps.
+ * RDS_IN_XMIT held, never sleeps.  A READ (or RDS_RDMA_FENCE op) followed
+ * by a SEND returns -EAGAIN once posted, and 0 from the call after its
+ * completion (see the theory of operation).
  *
- * Return: 0; -EAGAIN/-ENOMEM when the send queue or memory is short
- * (called again later); -ENOTCONN or -EIO to drop the path.
+ * Return: 0; -EAGAIN/-ENOMEM when the send queue or memory is short, or
+ * while the op holds the SEND back (called again later); -ENOTCONN, -EIO
+ * or -EMSGSIZE to drop the path.
  */
 int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 {
@@ -249,8 +278,16 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	unsigned int max_sge, nwr, i, j, s;
 	u64 raddr;
 	u32 lkey;
+	void *held = smp_load_acquire(&rm->m_final_op);
+	bool hold;
 	int n, ret;
 
+	if (held == RDS_IB_RDMA_HELD)
+		return -EAGAIN;		/* the completion kicks */
+	if (held == RDS_IB_RDMA_DONE) {
+		rm->m_final_op = NULL;
+		return 0;
+	}
 	if (!ep || !test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
 	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
 		return -ENOTCONN;
@@ -298,6 +335,7 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	atomic_set(&ctx->rc_pending, nwr);
 	ctx->rc_final = op->op_silent && !rm->m_payload_len &&
 			!rm->m_rdma_cookie;
+	ctx->rc_hold = !ctx->rc_final && (!op->op_write || op->op_fence);
 	ctx->rc_mid_cqe.done = rds_ib_rdma_mid_done;
 	ctx->rc_last_cqe.done = rds_ib_rdma_last_done;
 
@@ -334,6 +372,13 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 
 	wrs = ctx->rc_wrs;
 	rds_message_addref(rm);
+	/*
+	 * Before the post: the completion may come (and free @ctx) before
+	 * we look again.
+	 */
+	hold = ctx->rc_hold;
+	if (hold)
+		rm->m_final_op = RDS_IB_RDMA_HELD;
 	ret = ib_post_send(ep->e_qp, &wrs[0].wr, &bad_wr);
 	if (unlikely(ret)) {
 		unsigned int posted = 0;
@@ -354,7 +399,7 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	}
 	rds_ib_stats_add(s_ib_rdma_wrs, nwr);
 	rds_ib_stats_inc(s_ib_rdma_ops);
-	return 0;
+	return hold ? -EAGAIN : 0;
 }
 
 /**
@@ -365,9 +410,10 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
  * @first: first fragment of the message
  * @last: last fragment
  *
- * Called for every fragment.  Fences the first fragment behind READs and
- * atomics, and makes the last one IB_WR_SEND_WITH_INV for a use-once key
- * on a negotiated connection.
+ * Called for every fragment.  Fences the first fragment behind an atomic
+ * (a READ's SEND was held back until the READ completed instead), and
+ * makes the last one IB_WR_SEND_WITH_INV for a use-once key on a
+ * negotiated connection.
  */
 void rds_ib_rdma_prep_send(struct rds_ib_ep *ep, struct rds_message *rm,
 			   struct ib_send_wr *wr, bool first, bool last)
@@ -379,8 +425,7 @@ void rds_ib_rdma_prep_send(struct rds_ib_ep *ep, struct rds_message *rm,
 	wr->opcode = IB_WR_SEND;
 	if (!rdma && !atomic)
 		return;
-	if (first && ((rdma && (!rm->rdma.op_write || rm->rdma.op_fence)) ||
-		      atomic))
+	if (first && atomic)
 		wr->send_flags |= IB_SEND_FENCE;
 	if (!last)
 		return;
