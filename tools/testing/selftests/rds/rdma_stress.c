@@ -29,7 +29,8 @@
  * RDMA_STRESS_OPS_V6 / RDMA_STRESS_OPS_SIW say otherwise.  siw runs only
  * where RDS_SIW_LOCAL_ADDR/RDS_SIW_PEER_ADDR exist (the debug kernel).
  *
- * RDMA_STRESS_READ_EVERY (default 4): every n-th op is a READ, 0 for none.
+ * RDMA_STRESS_READ_EVERY (default 4): every n-th op is a READ, 0 for none;
+ * RDMA_STRESS_READ_EVERY_SIW (default 4) the same for the siw variant.
  *
  *   rdma_stress side FAMILY LADDR PADDR BASE RUN OPS DEADLINE DIR READ_EVERY
  *       one node's half (node 1's is started through rds-peer): writes
@@ -645,6 +646,10 @@ TEST_F_TIMEOUT(st, rdma, DEADLINE + 120)
 	unsigned int sum_ok = 0, sum_ops = 0;
 	int fam = variant->family == AF_INET6 ? 6 : 4;
 	int base = 20000 + (int)(run % 20000);
+	/* siw is where READs matter most (one SGE each, no fence help). */
+	unsigned int every = variant->siw ?
+		strtoul(rds_env("RDMA_STRESS_READ_EVERY_SIW", "4"), NULL, 0) :
+		read_every;
 	struct timespec t0;
 	char *line, *save;
 	int status, node, j, rc, failed = 0;
@@ -660,8 +665,10 @@ TEST_F_TIMEOUT(st, rdma, DEADLINE + 120)
 	memset(o_done, 0xff, sizeof(o_done));
 	memset(i_note, 0xff, sizeof(i_note));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	TH_LOG("%u ops (%u per pair and direction), %s <-> %s, ports %d..%d",
-	       per * 2 * NPAIR, per, laddr, paddr, base, base + 10 + NPAIR - 1);
+
+	TH_LOG("%u ops (%u per pair and direction, every %u-th a READ), %s <-> %s, ports %d..%d",
+	       per * 2 * NPAIR, per, every, laddr, paddr, base,
+	       base + 10 + NPAIR - 1);
 
 	ASSERT_EQ(0, system("rm -rf " LOCAL_DIR));
 	pid = fork();
@@ -671,7 +678,7 @@ TEST_F_TIMEOUT(st, rdma, DEADLINE + 120)
 		char *av[] = { SELF, "side", f, (char *)laddr, (char *)paddr,
 			       b, r, o, d, LOCAL_DIR, re, NULL };
 
-		snprintf(re, sizeof(re), "%u", read_every);
+		snprintf(re, sizeof(re), "%u", every);
 		snprintf(f, sizeof(f), "%d", fam);
 		snprintf(b, sizeof(b), "%d", base);
 		snprintf(r, sizeof(r), "%u", run);
@@ -687,7 +694,7 @@ TEST_F_TIMEOUT(st, rdma, DEADLINE + 120)
 	snprintf(tmp, sizeof(tmp),
 		 "rds-peer -t 30 1 'rm -rf %s; %s side %d %s %s %d %u %u %d %s %u >%s.log 2>&1 &' 2>&1",
 		 PEER_DIR, SELF, fam, paddr, laddr, base, run, per, DEADLINE,
-		 PEER_DIR, read_every, PEER_DIR);
+		 PEER_DIR, every, PEER_DIR);
 	rc = run_cmd(tmp, out, sizeof(out));
 	ASSERT_EQ(0, rc) TH_LOG("%s: %s", tmp, out);
 	rc = peer_until("test -f " PEER_DIR "/ready", out, sizeof(out), 60);
