@@ -273,36 +273,6 @@ static int worker_run(const char *laddr, const struct sockaddr_storage *to,
 	return 0;
 }
 
-/* Value of an RDS_INFO_COUNTERS counter of this node, or -1. */
-static long long counter(const char *name)
-{
-	struct rds_info_counter *c;
-	socklen_t len = 0;
-	long long v = -1;
-	unsigned int i, n;
-	void *buf = NULL;
-	int fd = rds_socket();
-
-	if (fd < 0)
-		return -1;
-	getsockopt(fd, SOL_RDS, RDS_INFO_COUNTERS, NULL, &len);
-	if (!len)
-		goto out;
-	len += 64 * sizeof(*c);
-	buf = calloc(1, len);
-	if (!buf || getsockopt(fd, SOL_RDS, RDS_INFO_COUNTERS, buf, &len) < 0)
-		goto out;
-	c = buf;
-	n = len / sizeof(*c);
-	for (i = 0; i < n; i++)
-		if (!strncmp((char *)c[i].name, name, sizeof(c[i].name)))
-			v = c[i].value;
-out:
-	free(buf);
-	close(fd);
-	return v;
-}
-
 /*
  * procs processes of worker_run(); their old values into vals (room for
  * procs * n), the count into *got.  Returns how many processes failed.
@@ -364,9 +334,9 @@ static int hammer(char **argv)
 	int procs = atoi(argv[5]), mode = mode_of(argv[7]), st[16], i, bad;
 	uint32_t n = strtoul(argv[6], NULL, 0), got = 0;
 	uint64_t *vals;
-	long long e0 = counter("ib_atomic_emulated");
-	long long r0 = counter("ib_atomic_emulated_retries");
-	long long x0 = counter("ib_atomic_emulated_exhausted");
+	long long e0 = rds_counter("ib_atomic_emulated");
+	long long r0 = rds_counter("ib_atomic_emulated_retries");
+	long long x0 = rds_counter("ib_atomic_emulated_exhausted");
 
 	if (mode < 0 || procs < 1 || procs > 16 || !n ||
 	    !rds_mkaddr(AF_INET, argv[1], atoi(argv[2]), &to)) {
@@ -388,9 +358,9 @@ static int hammer(char **argv)
 		printf("v %llx\n", (unsigned long long)vals[i]);
 	if (e0 >= 0)
 		printf("emul %lld %lld %lld\n",
-		       counter("ib_atomic_emulated") - e0,
-		       counter("ib_atomic_emulated_retries") - r0,
-		       counter("ib_atomic_emulated_exhausted") - x0);
+		       rds_counter("ib_atomic_emulated") - e0,
+		       rds_counter("ib_atomic_emulated_retries") - r0,
+		       rds_counter("ib_atomic_emulated_exhausted") - x0);
 	printf("rc %d\n", bad);
 	free(vals);
 	return bad ? 1 : 0;
@@ -579,7 +549,7 @@ static void shared(struct __test_metadata *_metadata, FIXTURE_DATA(sh) *self,
 		ASSERT_EQ(0, srv_set(self->c, &self->srv, CTR - 1 + 2 * i,
 				     SENTINEL + i));
 	ASSERT_EQ(0, srv_set(self->c, &self->srv, CTR, CTR_INIT));
-	e0 = counter("ib_atomic_emulated");
+	e0 = rds_counter("ib_atomic_emulated");
 
 	/* node 1's processes (their output comes when they are done) ... */
 	snprintf(cmd, sizeof(cmd),
@@ -652,7 +622,7 @@ static void shared(struct __test_metadata *_metadata, FIXTURE_DATA(sh) *self,
 		EXPECT_EQ(0, emul[2]);
 	}
 	if (e0 >= 0)	/* node 0 issued plain atomics only */
-		EXPECT_EQ(0, counter("ib_atomic_emulated") - e0);
+		EXPECT_EQ(0, rds_counter("ib_atomic_emulated") - e0);
 	free(vals);
 	free(all);
 }
