@@ -39,11 +39,11 @@
  * the HCA writes it there.  The SEND that follows the atomic is fenced
  * (ib_rdma.c), so it leaves only once the atomic completed: when the
  * emulation loop runs, ->xmit_atomic() returns -EAGAIN until the loop
- * finished and kicks the send worker when it did.  While the loop runs
- * rm->m_final_op points at its context; the last completion frees the
- * context and leaves the marker rds_ib_atomic_emul_done there instead, so
- * nothing stays allocated if the message is never transmitted again
- * (reconnect, cancel).  Retries are posted from the completion handler
+ * finished and kicks the send worker when it did: the SEND hold of
+ * ib_rdma.c (rds_ib_msg_hold()), which a READ uses too.  The hold is a
+ * marker in rm->m_final_op, not the loop's context, so nothing stays
+ * allocated if the message is never transmitted again (reconnect,
+ * cancel).  Retries are posted from the completion handler
  * under e_ack_lock, checking RDS_IB_EP_DEAD like the ACK path, so none
  * lands behind the drain marker of rds_ib_ep_destroy().
  *
@@ -93,10 +93,6 @@ module_param_cb(rds_ib_atomic_force_emul, &rds_ib_atomic_force_emul_ops,
 __MODULE_PARM_TYPE(rds_ib_atomic_force_emul, "bool");
 MODULE_PARM_DESC(rds_ib_atomic_force_emul,
 		 " Emulate every masked atomic with a CMP_AND_SWP loop, even where plain or native masked opcodes would do (testing; default N)");
-
-/* rm->m_final_op once an emulation loop finished (never dereferenced). */
-static const char rds_ib_atomic_emul_done;
-#define RDS_IB_ATOMIC_EMUL_DONE	((void *)&rds_ib_atomic_emul_done)
 
 /**
  * struct rds_ib_atomic_ctx - one atomic in flight
@@ -229,14 +225,8 @@ static void rds_ib_atomic_finish(struct rds_ib_atomic_ctx *ac, int status)
 	if (status != RDS_RDMA_SUCCESS || ac->ac_final)
 		rds_atomic_send_complete(rm, status);
 	kfree(ac);
-	if (wait) {
-		/*
-		 * ->xmit_atomic() polls m_final_op: from here on it may go on
-		 * with the SEND.  Our reference keeps @rm until we kicked.
-		 */
-		smp_store_release(&rm->m_final_op, RDS_IB_ATOMIC_EMUL_DONE);
-		rds_send_path_kick(ep->e_ic->ic_cp);
-	}
+	if (wait)
+		rds_ib_msg_unhold(ep, rm);	/* @rm ours until we kicked */
 	rds_message_put(rm);
 }
 
@@ -340,19 +330,15 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 	struct rds_message *rm = container_of(op, struct rds_message, atomic);
 	struct rds_ib_connection *ic = cp->cp_transport_data;
 	struct rds_ib_ep *ep = READ_ONCE(ic->ic_ep);
-	void *pending = smp_load_acquire(&rm->m_final_op);
 	struct rds_ib_atomic_ctx *ac;
 	struct rds_ib_device *rid;
 	bool wait;
 	int ret;
 
-	if (pending) {
-		/* An emulation loop we started earlier: never touch it. */
-		if (pending != RDS_IB_ATOMIC_EMUL_DONE)
-			return -EAGAIN;
-		rm->m_final_op = NULL;
-		return 0;
-	}
+	/* An emulation loop we started earlier: never touch it. */
+	ret = rds_ib_msg_held(rm);
+	if (ret <= 0)
+		return ret;
 	if (!ep || !test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
 	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
 		return -ENOTCONN;
@@ -445,12 +431,12 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 
 	/*
 	 * @ac is the completion's once posted (it frees it); a waiting
-	 * emulation is found again through m_final_op, never through @ac.
+	 * emulation is found again through the SEND hold, never through @ac.
 	 */
 	wait = ac->ac_emulate && !ac->ac_final;
 	rds_message_addref(rm);
 	if (wait)
-		rm->m_final_op = ac;
+		rds_ib_msg_hold(rm);
 	ret = rds_ib_atomic_post(ac);
 	if (ret) {
 		rm->m_final_op = NULL;

@@ -276,6 +276,9 @@ void rds_ib_unuse_mr(struct rds_mr *mr, struct rds_incoming *inc);
 int rds_ib_rdma_status(enum ib_wc_status status);
 bool rds_ib_rdma_sq_get(struct rds_ib_ep *ep, unsigned int n);
 void rds_ib_rdma_sq_put(struct rds_ib_ep *ep, unsigned int n);
+void rds_ib_msg_hold(struct rds_message *rm);
+void rds_ib_msg_unhold(struct rds_ib_ep *ep, struct rds_message *rm);
+int rds_ib_msg_held(struct rds_message *rm);
 int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op);
 void rds_ib_rdma_prep_send(struct rds_ib_ep *ep, struct rds_message *rm,
 			   struct ib_send_wr *wr, bool first, bool last);

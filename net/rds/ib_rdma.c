@@ -17,10 +17,10 @@
  *   For a READ (and a WRITE flagged RDS_RDMA_FENCE) the SEND waits until
  *   the op completed, so the owner's key is not invalidated while the
  *   READ still uses it.  The wait is ours, not IB_SEND_FENCE: the first
- *   call posts the op, marks the message (rm->m_final_op =
- *   RDS_IB_RDMA_HELD) and returns -EAGAIN; the op's last completion marks
- *   it RDS_IB_RDMA_DONE and kicks the path, and the next call returns 0,
- *   letting ->xmit() post the SEND.  Soft-RoCE on 6.12 and siw lose
+ *   call posts the op, holds the message's SEND back (rds_ib_msg_hold())
+ *   and returns -EAGAIN; the op's last completion releases it
+ *   (rds_ib_msg_unhold(), which kicks the path), and the next call
+ *   returns 0, letting ->xmit() post the SEND.  Soft-RoCE on 6.12 and siw lose
  *   fenced SENDs behind READs (the SEND never goes out, nothing fails);
  *   holding it back costs the same round trip the fence costs.  Atomics
  *   keep IB_SEND_FENCE (ib_atomic.c).
@@ -62,12 +62,61 @@
 #include "ib.h"
 
 /*
- * rm->m_final_op while a READ holds its message's SEND back, and once the
- * READ completed (markers, never dereferenced).
+ * Holding a message's SEND back until an op of it completed: a READ here,
+ * an emulated masked atomic in ib_atomic.c.  rm->m_final_op is NULL (no
+ * hold), RDS_IB_SEND_HELD or RDS_IB_SEND_RELEASED (markers, never
+ * dereferenced).  The op's ->xmit_*() sets the hold before posting and
+ * returns -EAGAIN; the op's last completion releases it and kicks the
+ * path; the next ->xmit_*() call finds it released, clears it and
+ * returns 0, so rds.ko goes on with the message.
  */
-static char rds_ib_rdma_held, rds_ib_rdma_done;
-#define RDS_IB_RDMA_HELD	((void *)&rds_ib_rdma_held)
-#define RDS_IB_RDMA_DONE	((void *)&rds_ib_rdma_done)
+static char rds_ib_send_held_mark, rds_ib_send_released_mark;
+#define RDS_IB_SEND_HELD	((void *)&rds_ib_send_held_mark)
+#define RDS_IB_SEND_RELEASED	((void *)&rds_ib_send_released_mark)
+
+/**
+ * rds_ib_msg_hold - hold @rm's SEND back until rds_ib_msg_unhold()
+ * @rm: the message, with RDS_IN_XMIT held
+ *
+ * Before posting the op: its completion may come before we look again.
+ */
+void rds_ib_msg_hold(struct rds_message *rm)
+{
+	rm->m_final_op = RDS_IB_SEND_HELD;
+}
+
+/**
+ * rds_ib_msg_unhold - the op that held @rm's SEND back completed
+ * @ep: endpoint it was posted on
+ * @rm: the message (the caller's reference keeps it until we kicked)
+ *
+ * Any context.
+ */
+void rds_ib_msg_unhold(struct rds_ib_ep *ep, struct rds_message *rm)
+{
+	smp_store_release(&rm->m_final_op, RDS_IB_SEND_RELEASED);
+	rds_send_path_kick(ep->e_ic->ic_cp);
+}
+
+/**
+ * rds_ib_msg_held - where a message's SEND hold stands
+ * @rm: the message, with RDS_IN_XMIT held
+ *
+ * Return: -EAGAIN while held (the release kicks the path); 0 if it was
+ * released, now cleared: the op that held it is done, go on; 1 if there
+ * was no hold.
+ */
+int rds_ib_msg_held(struct rds_message *rm)
+{
+	void *held = smp_load_acquire(&rm->m_final_op);
+
+	if (!held)
+		return 1;
+	if (held == RDS_IB_SEND_HELD)
+		return -EAGAIN;
+	rm->m_final_op = NULL;
+	return 0;
+}
 
 /**
  * struct rds_ib_rdma_ctx - one posted RDMA op
@@ -78,7 +127,7 @@ static char rds_ib_rdma_held, rds_ib_rdma_done;
  * @rc_nwr: send queue entries reserved (work requests of the op)
  * @rc_pending: completions still to come (one per posted WR)
  * @rc_final: no SEND follows: this op reports success
- * @rc_hold: the SEND waits for this op (rm->m_final_op is RDS_IB_RDMA_HELD)
+ * @rc_hold: the SEND waits for this op (rds_ib_msg_hold())
  * @rc_failed: an error was already reported
  * @rc_last_ok: the last WR completed successfully
  * @rc_wrs: the work requests
@@ -211,15 +260,9 @@ static void rds_ib_rdma_ctx_put(struct rds_ib_rdma_ctx *ctx, unsigned int n)
 	if (ctx->rc_last_ok && ctx->rc_final && !ctx->rc_failed)
 		rds_rdma_send_complete(rm, RDS_RDMA_SUCCESS);
 	rds_ib_rdma_sq_put(ep, ctx->rc_nwr);
-	if (ctx->rc_hold) {
-		/*
-		 * Let the SEND go (after a failure the endpoint is in error
-		 * and ->xmit() refuses it).  Our reference keeps @rm until
-		 * we kicked.
-		 */
-		smp_store_release(&rm->m_final_op, RDS_IB_RDMA_DONE);
-		rds_send_path_kick(ep->e_ic->ic_cp);
-	}
+	/* After a failure the endpoint is in error: ->xmit() refuses it. */
+	if (ctx->rc_hold)
+		rds_ib_msg_unhold(ep, rm);
 	rds_message_put(rm);
 	kfree(ctx);
 }
@@ -278,16 +321,12 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	unsigned int max_sge, nwr, i, j, s;
 	u64 raddr;
 	u32 lkey;
-	void *held = smp_load_acquire(&rm->m_final_op);
 	bool hold;
 	int n, ret;
 
-	if (held == RDS_IB_RDMA_HELD)
-		return -EAGAIN;		/* the completion kicks */
-	if (held == RDS_IB_RDMA_DONE) {
-		rm->m_final_op = NULL;
-		return 0;
-	}
+	ret = rds_ib_msg_held(rm);
+	if (ret <= 0)
+		return ret;
 	if (!ep || !test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
 	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
 		return -ENOTCONN;
@@ -372,13 +411,10 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 
 	wrs = ctx->rc_wrs;
 	rds_message_addref(rm);
-	/*
-	 * Before the post: the completion may come (and free @ctx) before
-	 * we look again.
-	 */
+	/* The completion may come (and free @ctx) before we look again. */
 	hold = ctx->rc_hold;
 	if (hold)
-		rm->m_final_op = RDS_IB_RDMA_HELD;
+		rds_ib_msg_hold(rm);
 	ret = ib_post_send(ep->e_qp, &wrs[0].wr, &bad_wr);
 	if (unlikely(ret)) {
 		unsigned int posted = 0;
