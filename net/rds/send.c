@@ -473,8 +473,8 @@ void rds_send_worker(struct work_struct *work)
 
 	if (rds_conn_path_destroy_pending(cp) || !rds_conn_path_up(cp))
 		return;
-	if (rds_send_xmit(cp) == -ENOMEM)
-		queue_delayed_work(rds_wq, &cp->cp_send_w, 2);
+	/* rds_send_xmit() requeues us itself, -ENOMEM included. */
+	rds_send_xmit(cp);
 }
 EXPORT_SYMBOL_GPL(rds_send_worker);
 
