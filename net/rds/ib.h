@@ -218,6 +218,7 @@ struct rds_ib_statistics {
 	u64	s_ib_atomic_emulated_retries;
 	u64	s_ib_atomic_emulated;
 	u64	s_ib_atomic_emulated_exhausted;
+	u64	s_ib_rx_inc_spare_used;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);
@@ -285,6 +286,11 @@ void rds_ib_device_put(struct rds_ib_device *rid);
  * @ss_rm: the message, on the slot of its last fragment only; the slot
  *	holds a reference and the DMA mapping until the send completes
  * @ss_seq: ring sequence number of this use of the slot
+ *
+ * Only two SGEs: the header and one piece of a fragment.  A message's
+ * payload pages are whole pages, so a 4 KiB fragment never spans two of
+ * them; rds_ib_frag_sges() refuses (EMSGSIZE) a fragment that would need
+ * more, whatever the QP's max_send_sge.
  */
 struct rds_ib_send_slot {
 	struct ib_cqe		ss_cqe;
@@ -301,6 +307,11 @@ struct rds_ib_send_slot {
  * @rs_sge: header SGE and fragment SGE
  * @rs_page: the fragment page, owned by the slot while posted
  * @rs_dma: DMA address of @rs_page
+ *
+ * A slot belongs to the HCA from its post until its completion, and to the
+ * completion handler until that handler advances e_recv_tail (under
+ * e_recv_lock) after it took the page, unmapped it and copied the header
+ * out.  Only then may a refill post it again.
  */
 struct rds_ib_recv_slot {
 	struct ib_cqe		rs_cqe;
@@ -370,6 +381,8 @@ struct rds_ib_connection;
  * @e_send_hdrs_dma: their DMA address (contiguous)
  * @e_send_head: ring sequence of the next slot to post (xmit only)
  * @e_send_tail: ring sequence of the oldest unreleased slot (completion)
+ * @e_send_head_idx: slot of @e_send_head (xmit only)
+ * @e_send_tail_idx: slot of @e_send_tail (completion)
  * @e_send_free: free send slots
  * @e_unsig: sends posted since the last signalled one (xmit only)
  * @e_xmit_rm: message whose fragments are being posted (xmit only)
@@ -389,10 +402,14 @@ struct rds_ib_connection;
  * @e_recvs: receive ring
  * @e_recv_hdrs: one DMA-mapped header per receive slot
  * @e_recv_hdrs_dma: their DMA address (contiguous)
- * @e_recv_lock: serialises refills (completion vs worker)
- * @e_recv_head: ring sequence of the next slot to post
- * @e_recv_tail: ring sequence of the next slot to complete
+ * @e_recv_lock: serialises refills (completion vs worker) and every
+ *	update of @e_recv_head, @e_recv_tail and @e_recv_head_idx
+ * @e_recv_head: ring sequence of the next slot to post (e_recv_lock)
+ * @e_recv_tail: ring sequence of the next slot to complete (e_recv_lock)
+ * @e_recv_head_idx: slot of @e_recv_head (e_recv_lock)
  * @e_recv_inc: message being reassembled
+ * @e_recv_spare: reassembly state of the largest size for when an atomic
+ *	allocation fails (taken by xchg, made again by the refill worker)
  * @e_refill_work: refills the ring in process context
  */
 struct rds_ib_ep {
@@ -421,6 +438,8 @@ struct rds_ib_ep {
 	u64			e_send_hdrs_dma;
 	u32			e_send_head;
 	u32			e_send_tail;
+	u32			e_send_head_idx;
+	u32			e_send_tail_idx;
 	atomic_t		e_send_free;
 	u32			e_unsig;
 	struct rds_message	*e_xmit_rm;
@@ -446,12 +465,29 @@ struct rds_ib_ep {
 	spinlock_t		e_recv_lock;
 	u32			e_recv_head;
 	u32			e_recv_tail;
+	u32			e_recv_head_idx;
 	struct rds_ib_incoming	*e_recv_inc;
+	struct rds_ib_incoming	*e_recv_spare;
 	struct delayed_work	e_refill_work;
 
 	/* RDMA and atomic WRs in flight (ib_rdma.c, ib_atomic.c) */
 	atomic_t		e_rdma_inuse;
 };
+
+/*
+ * Ring sequence numbers (e_send_head/tail, e_recv_head/tail) are u32 and
+ * wrap; only their differences are used (slots in use).  Ring sizes need
+ * not be powers of two, so a slot is never "sequence % size": each ring
+ * keeps the slot of its head (and the send ring of its tail) and steps it
+ * with rds_ib_ring_next(), which stays right across the 2^32 wrap.
+ */
+static inline u32 rds_ib_ring_next(u32 idx, u32 nr)
+{
+	return idx + 1 == nr ? 0 : idx + 1;
+}
+
+/* First ring sequence of a new endpoint (test knob: start near the wrap). */
+extern unsigned int rds_ib_ring_seq_start;
 
 /*
  * Send queue entries of a connection QP beyond the send ring, for RDMA

@@ -13,13 +13,30 @@
  * being reassembled, or back to the allocator for an ACK-only packet) and
  * is refilled with a new page; refills are batched (RDS_IB_RECV_BATCH
  * slots per ib_post_recv() chain) and fall back to a worker in process
- * context when atomic allocation fails, so the path never spins.  The pages
+ * context when atomic allocation fails, so the path never spins.
+ *
+ * Slot ownership.  Two contexts post (the completion handler and the refill
+ * worker, on any CPU) and one completes, so the ring's counters are only
+ * changed under e_recv_lock, and a slot goes back to the free part of the
+ * ring only when its completion is done with it: the handler takes the
+ * page, unmaps it and copies the header out of the slot's header buffer
+ * first, and only then advances e_recv_tail.  Receives complete in the
+ * order they were posted and are posted in slot order, so the slots in use
+ * are always the e_recv_head - e_recv_tail slots before e_recv_head_idx,
+ * and a refill never touches one of them.  Slot indices are stepped
+ * separately from the wrapping u32 sequence numbers (rds_ib_ring_next()),
+ * so any ring size is safe across the 2^32 wrap.  The pages
  * of all connections together are capped by net.rds.ib.max_recv_allocation
  * (a per-CPU counter: no lock or cache line shared on the data path).
  *
  * Reassembly.  The first fragment of a message allocates a struct
  * rds_ib_incoming with room for one page pointer per fragment, taken from
- * its header's h_len, which is checked against the 1 MiB limit.  Each
+ * its header's h_len, which is checked against the 1 MiB limit.  When that
+ * atomic allocation fails the endpoint's spare (one of the largest size,
+ * made in process context) is used and the refill worker makes a new one;
+ * a shortage of memory is not the peer's fault and drops nothing unless
+ * the spare is gone too (then the path is dropped as a transport error,
+ * -ENOMEM, and the sender retransmits after the reconnect).  Each
  * further fragment must repeat the sequence number, length and ports of the
  * first and carry exactly the bytes expected; anything else is a protocol
  * error that drops the connection (the sender retransmits, nothing is
@@ -37,11 +54,100 @@
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/highmem.h>
+#include <linux/delay.h>
 #include <linux/sched/clock.h>
 
 #include "ib.h"
 
 struct percpu_counter rds_ib_rx_allocated;
+
+unsigned int rds_ib_ring_seq_start;
+static unsigned int rds_ib_recv_fail_every;
+static unsigned int rds_ib_recv_delay_us;
+
+/*
+ * Test knobs (0644, ours; 0 = off), validated like every parameter:
+ *  rds_ib_ring_seq_start   first send and receive ring sequence number of
+ *                          new connections (start just below the wrap);
+ *  rds_ib_recv_fail_every  every Nth atomic allocation of the receive
+ *                          completion path (fragment pages, messages)
+ *                          fails, so the refill worker and the spare run;
+ *  rds_ib_recv_delay_us    the completion handler busy-waits this long
+ *                          after handing a slot back, widening any window
+ *                          in which a refill on another CPU could reuse it.
+ */
+static int rds_ib_seq_start_set(const char *val, const struct kernel_param *kp)
+{
+	return rds_param_set_uint_range(val, kp, 0, UINT_MAX);
+}
+
+static int rds_ib_fail_every_set(const char *val, const struct kernel_param *kp)
+{
+	return rds_param_set_uint_range(val, kp, 0, 1000000);
+}
+
+static int rds_ib_delay_us_set(const char *val, const struct kernel_param *kp)
+{
+	return rds_param_set_uint_range(val, kp, 0, 1000);
+}
+
+static const struct kernel_param_ops rds_ib_seq_start_ops = {
+	.set	= rds_ib_seq_start_set,
+	.get	= param_get_uint,
+};
+
+static const struct kernel_param_ops rds_ib_fail_every_ops = {
+	.set	= rds_ib_fail_every_set,
+	.get	= param_get_uint,
+};
+
+static const struct kernel_param_ops rds_ib_delay_us_ops = {
+	.set	= rds_ib_delay_us_set,
+	.get	= param_get_uint,
+};
+
+module_param_cb(rds_ib_ring_seq_start, &rds_ib_seq_start_ops,
+		&rds_ib_ring_seq_start, 0644);
+__MODULE_PARM_TYPE(rds_ib_ring_seq_start, "uint");
+MODULE_PARM_DESC(rds_ib_ring_seq_start,
+		 " Test: first ring sequence number of new connections (0..4294967295, default 0)");
+module_param_cb(rds_ib_recv_fail_every, &rds_ib_fail_every_ops,
+		&rds_ib_recv_fail_every, 0644);
+__MODULE_PARM_TYPE(rds_ib_recv_fail_every, "uint");
+MODULE_PARM_DESC(rds_ib_recv_fail_every,
+		 " Test: fail every Nth atomic allocation of the receive completion path (0..1000000, default 0: never)");
+module_param_cb(rds_ib_recv_delay_us, &rds_ib_delay_us_ops,
+		&rds_ib_recv_delay_us, 0644);
+__MODULE_PARM_TYPE(rds_ib_recv_delay_us, "uint");
+MODULE_PARM_DESC(rds_ib_recv_delay_us,
+		 " Test: wait this long after a receive slot is handed back (0..1000 us, default 0)");
+static atomic_t rds_ib_recv_fail_count = ATOMIC_INIT(0);
+
+static bool rds_ib_recv_inject_fail(gfp_t gfp)
+{
+	unsigned int every = READ_ONCE(rds_ib_recv_fail_every);
+
+	if (likely(!every) || gfpflags_allow_blocking(gfp))
+		return false;
+	return (unsigned int)atomic_inc_return(&rds_ib_recv_fail_count) %
+	       every == 0;
+}
+
+/* Largest reassembly state: one page pointer per fragment of 1 MiB. */
+#define RDS_IB_INC_MAX_FRAGS	DIV_ROUND_UP(RDS_MAX_MSG_SIZE, RDS_FRAG_SIZE)
+
+/* Make the endpoint's spare reassembly state if it has none.  Sleeps. */
+static void rds_ib_recv_spare_fill(struct rds_ib_ep *ep)
+{
+	struct rds_ib_incoming *inc;
+
+	if (READ_ONCE(ep->e_recv_spare))
+		return;
+	inc = kmalloc(struct_size(inc, ii_pages, RDS_IB_INC_MAX_FRAGS),
+		      GFP_KERNEL);
+	if (inc && cmpxchg(&ep->e_recv_spare, NULL, inc))
+		kfree(inc);
+}
 
 static bool rds_ib_rx_alloc_ok(void)
 {
@@ -63,7 +169,7 @@ static struct page *rds_ib_frag_get(gfp_t gfp)
 {
 	struct page *page;
 
-	if (!rds_ib_rx_alloc_ok())
+	if (!rds_ib_rx_alloc_ok() || rds_ib_recv_inject_fail(gfp))
 		return NULL;
 	page = alloc_page(gfp | __GFP_NOWARN);
 	if (page)
@@ -109,6 +215,10 @@ int rds_ib_recv_ring_alloc(struct rds_ib_ep *ep)
 		rs->rs_sge[1].length = RDS_FRAG_SIZE;
 		rs->rs_sge[1].lkey = lkey;
 	}
+	ep->e_recv_head = READ_ONCE(rds_ib_ring_seq_start);
+	ep->e_recv_tail = ep->e_recv_head;
+	ep->e_recv_head_idx = 0;
+	rds_ib_recv_spare_fill(ep);
 	return 0;
 }
 
@@ -128,6 +238,7 @@ void rds_ib_recv_ring_free(struct rds_ib_ep *ep)
 		rds_inc_put(&ep->e_recv_inc->ii_inc);
 		ep->e_recv_inc = NULL;
 	}
+	kfree(xchg(&ep->e_recv_spare, NULL));
 	if (ep->e_recvs) {
 		for (i = 0; i < ep->e_recv_nr; i++) {
 			struct rds_ib_recv_slot *rs = &ep->e_recvs[i];
@@ -209,7 +320,7 @@ int rds_ib_recv_refill(struct rds_ib_ep *ep, gfp_t gfp)
 				ret = -ENOMEM;
 				break;
 			}
-			rs = &ep->e_recvs[ep->e_recv_head % ep->e_recv_nr];
+			rs = &ep->e_recvs[ep->e_recv_head_idx];
 			rs->rs_page = pages[i];
 			rs->rs_dma = dma;
 			rs->rs_sge[1].addr = dma;
@@ -221,6 +332,9 @@ int rds_ib_recv_refill(struct rds_ib_ep *ep, gfp_t gfp)
 				first = &rs->rs_wr;
 			prev = &rs->rs_wr;
 			ep->e_recv_head++;
+			ep->e_recv_head_idx =
+				rds_ib_ring_next(ep->e_recv_head_idx,
+						 ep->e_recv_nr);
 		}
 		err = first ? ib_post_recv(ep->e_qp, first, &bad) : 0;
 		if (err) {
@@ -252,6 +366,7 @@ void rds_ib_refill_worker(struct work_struct *work)
 	int ret;
 
 	rds_ib_stats_inc(s_ib_rx_refill_from_thread);
+	rds_ib_recv_spare_fill(ep);
 	ret = rds_ib_recv_refill(ep, GFP_KERNEL);
 	if (ret == -ENOMEM)
 		queue_delayed_work(rds_ib_wq, &ep->e_refill_work, HZ / 10);
@@ -285,12 +400,13 @@ static bool rds_ib_frag_matches(const struct rds_header *a,
 
 /*
  * One received fragment with a valid header.  Return: false on a protocol
- * error (the caller drops the path and frees @page).  On success the page
- * was consumed (given to the message or freed).
+ * error, or with *@nomem set when no memory was left for the message (the
+ * caller drops the path and frees @page).  On success the page was
+ * consumed (given to the message or freed).
  */
 static bool rds_ib_process_frag(struct rds_ib_ep *ep,
 				const struct rds_header *hdr,
-				struct page *page, u32 data_len)
+				struct page *page, u32 data_len, bool *nomem)
 {
 	struct rds_ib_connection *ic = ep->e_ic;
 	struct rds_connection *conn = ic->ic_conn;
@@ -304,10 +420,20 @@ static bool rds_ib_process_frag(struct rds_ib_ep *ep,
 		if (len > RDS_MAX_MSG_SIZE)
 			return false;
 		nfrags = len ? DIV_ROUND_UP(len, RDS_FRAG_SIZE) : 1;
-		ibinc = kmalloc(struct_size(ibinc, ii_pages, nfrags),
-				GFP_ATOMIC | __GFP_NOWARN);
-		if (!ibinc)
-			return false;
+		ibinc = NULL;
+		if (!rds_ib_recv_inject_fail(GFP_ATOMIC))
+			ibinc = kmalloc(struct_size(ibinc, ii_pages, nfrags),
+					GFP_ATOMIC | __GFP_NOWARN);
+		if (!ibinc) {
+			/* Not the peer's fault: use the spare, make another. */
+			ibinc = xchg(&ep->e_recv_spare, NULL);
+			queue_delayed_work(rds_ib_wq, &ep->e_refill_work, 0);
+			if (!ibinc) {
+				*nomem = true;
+				return false;
+			}
+			rds_ib_stats_inc(s_ib_rx_inc_spare_used);
+		}
 		rds_inc_init(&ibinc->ii_inc, ic->ic_cp, &conn->c_faddr);
 		memcpy(&ibinc->ii_inc.i_hdr, hdr, sizeof(*hdr));
 		ibinc->ii_inc.i_rx_lat_trace[RDS_MSG_RX_HDR] = local_clock();
@@ -362,19 +488,41 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 						   rs_cqe);
 	struct rds_ib_ep *ep = cq->cq_context;
 	struct ib_device *dev = ep->e_rid->rid_dev;
-	struct rds_header hdr, *ring_hdr;
-	struct page *page = rs->rs_page;
+	struct rds_header hdr;
 	u32 idx = rs - ep->e_recvs;
-	u64 hdr_dma, ack;
-	u32 byte_len;
+	struct page *page;
+	bool nomem = false;
+	u64 ack;
+	u32 byte_len, delay;
 
 	/* WARNING: Only wr_cqe and status are reliable at this point */
 	rds_ib_stats_inc(s_ib_rx_cq_event);
-	ep->e_recv_tail++;
+
+	/*
+	 * Everything we need from the slot comes out before the slot is
+	 * handed back: the page, its mapping, and (on success) the header.
+	 */
+	page = rs->rs_page;
 	rs->rs_page = NULL;
 	if (page)
 		ib_dma_unmap_page(dev, rs->rs_dma, RDS_FRAG_SIZE,
 				  DMA_FROM_DEVICE);
+	if (likely(wc->status == IB_WC_SUCCESS && page)) {
+		u64 hdr_dma = ep->e_recv_hdrs_dma + idx * sizeof(hdr);
+
+		ib_dma_sync_single_for_cpu(dev, hdr_dma, sizeof(hdr),
+					   DMA_FROM_DEVICE);
+		memcpy(&hdr, &ep->e_recv_hdrs[idx], sizeof(hdr));
+		ib_dma_sync_single_for_device(dev, hdr_dma, sizeof(hdr),
+					      DMA_FROM_DEVICE);
+	}
+	/* Now a refill, here or on another CPU, may post the slot again. */
+	spin_lock(&ep->e_recv_lock);
+	ep->e_recv_tail++;
+	spin_unlock(&ep->e_recv_lock);
+	delay = READ_ONCE(rds_ib_recv_delay_us);
+	if (unlikely(delay))
+		udelay(delay);
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
@@ -386,8 +534,11 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 		rds_ib_ep_wc_error(ep, wc);
 		return;
 	}
-	if (unlikely(!page))
+	if (unlikely(!page)) {
+		/* Cannot happen: every posted slot has a page. */
+		rds_ib_ep_error(ep, "receive completion on an empty slot");
 		return;
+	}
 	if (test_bit(RDS_IB_EP_DEAD, &ep->e_flags) ||
 	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags)) {
 		rds_ib_frag_put(page);
@@ -409,13 +560,6 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 
-	ring_hdr = &ep->e_recv_hdrs[idx];
-	hdr_dma = ep->e_recv_hdrs_dma + idx * sizeof(hdr);
-	ib_dma_sync_single_for_cpu(dev, hdr_dma, sizeof(hdr), DMA_FROM_DEVICE);
-	memcpy(&hdr, ring_hdr, sizeof(hdr));
-	ib_dma_sync_single_for_device(dev, hdr_dma, sizeof(hdr),
-				      DMA_FROM_DEVICE);
-
 	if (!rds_header_csum_ok(&hdr)) {
 		rds_stats_inc(s_recv_drop_bad_checksum);
 		rds_ib_frag_put(page);
@@ -435,20 +579,25 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 	if (!hdr.h_sport && !hdr.h_dport && !byte_len) {
 		rds_ib_stats_inc(s_ib_ack_received);
 		rds_ib_frag_put(page);
-	} else if (!rds_ib_process_frag(ep, &hdr, page, byte_len)) {
+	} else if (!rds_ib_process_frag(ep, &hdr, page, byte_len, &nomem)) {
 		rds_ib_frag_put(page);
-		rds_ib_ep_proto_error(ep, "malformed fragment");
+		if (nomem)
+			rds_ib_ep_fail(ep, RDS_DROP_TRANSPORT, -ENOMEM,
+				       "no memory for a received message");
+		else
+			rds_ib_ep_proto_error(ep, "malformed fragment");
 		return;
 	}
 
 	/* Refill in batches; fall back to the worker without memory. */
-	if (ep->e_recv_nr - (ep->e_recv_head - ep->e_recv_tail) >=
+	if (ep->e_recv_nr - (READ_ONCE(ep->e_recv_head) -
+			     READ_ONCE(ep->e_recv_tail)) >=
 	    RDS_IB_RECV_BATCH) {
 		rds_ib_stats_inc(s_ib_rx_refill_from_cq);
 		if (rds_ib_recv_refill(ep, GFP_ATOMIC) == -ENOMEM)
 			queue_delayed_work(rds_ib_wq, &ep->e_refill_work, 1);
 	}
-	if (ep->e_recv_head == ep->e_recv_tail)
+	if (READ_ONCE(ep->e_recv_head) == READ_ONCE(ep->e_recv_tail))
 		rds_ib_stats_inc(s_ib_rx_ring_empty);
 	rds_ib_attempt_ack(ep);
 }

@@ -22,7 +22,10 @@
  * net.rds.ib.max_unsignaled_wr sends and on the last fragment of every
  * message; the last fragment's slot owns the message reference and its DMA
  * mapping.  Ring sequence numbers (u32, wrapping) name slot uses, so a stale
- * completion (flush after release) is recognised and ignored.
+ * completion (flush after release) is recognised and ignored; slot indices
+ * are kept apart from them (rds_ib_ring_next()), so any ring size works
+ * across the 2^32 wrap.  Only the completion handler releases slots, and it
+ * hands them back to xmit with release ordering (e_send_free).
  *
  * ACKs.  The receive side records the highest sequence received in order
  * (e_ack_next) and whether the peer asked for an ACK.  Every outgoing
@@ -315,16 +318,25 @@ static void rds_ib_send_release(struct rds_ib_ep *ep, u32 last, bool ok)
 	while ((s32)(last - ep->e_send_tail) >= 0) {
 		struct rds_ib_send_slot *ss;
 
-		ss = &ep->e_sends[ep->e_send_tail % ep->e_send_nr];
+		ss = &ep->e_sends[ep->e_send_tail_idx];
 		if (ss->ss_rm) {
 			rds_ib_rm_release(ep, ss->ss_rm, ok);
 			ss->ss_rm = NULL;
 		}
 		ep->e_send_tail++;
+		ep->e_send_tail_idx = rds_ib_ring_next(ep->e_send_tail_idx,
+						       ep->e_send_nr);
 		n++;
 	}
-	if (n)
+	if (n) {
+		/*
+		 * ORDER: release.  Our stores to the slots (ss_rm, the tail)
+		 * are visible before xmit, on another CPU, can take them
+		 * (rds_ib_slots_get()'s cmpxchg) and fill them again.
+		 */
+		smp_mb__before_atomic();
 		atomic_add(n, &ep->e_send_free);
+	}
 }
 
 static void rds_ib_send_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -401,6 +413,10 @@ int rds_ib_send_ring_alloc(struct rds_ib_ep *ep)
 		ss->ss_sge[0].lkey = lkey;
 	}
 	atomic_set(&ep->e_send_free, ep->e_send_nr);
+	ep->e_send_head = READ_ONCE(rds_ib_ring_seq_start);
+	ep->e_send_tail = ep->e_send_head;
+	ep->e_send_head_idx = 0;
+	ep->e_send_tail_idx = 0;
 
 	ep->e_ack_cqe.done = rds_ib_ack_done;
 	ep->e_ack_sge.addr = ep->e_ack_dma;
@@ -464,12 +480,13 @@ static u32 rds_ib_slots_get(struct rds_ib_ep *ep, u32 want)
 /*
  * Fill the data SGEs of one fragment from the message's mapped scatterlist,
  * starting at the cursor.  Return: payload bytes, or -EMSGSIZE if 4 KiB
- * would need more SGEs than the QP has.
+ * would need more SGEs than the QP or the slot (ss_sge) has.
  */
 static int rds_ib_frag_sges(struct rds_ib_ep *ep, struct rds_message *rm,
 			    struct rds_ib_send_slot *ss, u32 frag_len,
 			    u32 lkey)
 {
+	u32 max_sge = min_t(u32, ep->e_max_send_sge, ARRAY_SIZE(ss->ss_sge));
 	struct scatterlist *sg;
 	u32 done = 0, nsge = 1;
 
@@ -478,7 +495,7 @@ static int rds_ib_frag_sges(struct rds_ib_ep *ep, struct rds_message *rm,
 
 		if (ep->e_xmit_sg >= rm->data.op_count)
 			return -EMSGSIZE;
-		if (nsge >= ep->e_max_send_sge)
+		if (nsge >= max_sge)
 			return -EMSGSIZE;
 		sg = &rm->data.op_sg[ep->e_xmit_sg];
 		len = min_t(u32, sg_dma_len(sg) - ep->e_xmit_sgoff,
@@ -538,7 +555,8 @@ static int rds_ib_xmit_start(struct rds_ib_ep *ep, struct rds_message *rm)
  *
  * Return: header (first call only) plus payload bytes posted; -EAGAIN when
  * the ring or the credits are exhausted (a completion or a credit update
- * kicks the path); -ENOTCONN or -EIO to drop the path.
+ * kicks the path); -ENOMEM when the payload could not be DMA-mapped (rds.ko
+ * retries shortly; the path stays up); -ENOTCONN or -EIO to drop the path.
  */
 int rds_ib_xmit(struct rds_conn_path *cp, struct rds_message *rm,
 		unsigned int hdr_off, unsigned int sg, unsigned int off)
@@ -561,7 +579,7 @@ int rds_ib_xmit(struct rds_conn_path *cp, struct rds_message *rm,
 			return -EIO;	/* rds.ko switched messages midway */
 		ret = rds_ib_xmit_start(ep, rm);
 		if (ret)
-			return -EIO;
+			return ret;	/* -ENOMEM: rds.ko retries shortly */
 	}
 
 	nfrags = payload ? DIV_ROUND_UP(payload, RDS_FRAG_SIZE) : 1;
@@ -606,7 +624,7 @@ int rds_ib_xmit(struct rds_conn_path *cp, struct rds_message *rm,
 	lkey = ep->e_rid->rid_pd->local_dma_lkey;
 	unsig_max = READ_ONCE(rds_ib_sysctl_max_unsig_wrs);
 	for (i = 0; i < got; i++) {
-		u32 idx = ep->e_send_head % ep->e_send_nr;
+		u32 idx = ep->e_send_head_idx;
 		u32 frag = ep->e_xmit_frag;
 		u32 frag_len = 0;
 		struct rds_header *hdr = &ep->e_send_hdrs[idx];
@@ -665,6 +683,7 @@ int rds_ib_xmit(struct rds_conn_path *cp, struct rds_message *rm,
 			first = ss;
 		prev = ss;
 		ep->e_send_head++;
+		ep->e_send_head_idx = rds_ib_ring_next(idx, ep->e_send_nr);
 		ep->e_xmit_frag++;
 		bytes += frag_len;
 	}

@@ -201,6 +201,21 @@ default $W/rds_ib_atomic_force_emul N
 good $W/rds_ib_atomic_force_emul y Y
 bad $W/rds_ib_atomic_force_emul 2
 good $W/rds_ib_atomic_force_emul 0 N
+# The receive ring's test knobs (ib_ring.sh drives them).
+for p in rds_ib_ring_seq_start rds_ib_recv_fail_every rds_ib_recv_delay_us; do
+	t "rds_rdma/$p is 0644" '[ "$(stat -c %a $W/$p)" = 644 ]'
+	default $W/$p 0
+done
+good $W/rds_ib_ring_seq_start 4294967295
+bad $W/rds_ib_ring_seq_start 4294967296
+bad $W/rds_ib_ring_seq_start -1
+good $W/rds_ib_ring_seq_start 0
+good $W/rds_ib_recv_fail_every 1000000
+bad $W/rds_ib_recv_fail_every 1000001
+good $W/rds_ib_recv_fail_every 0
+good $W/rds_ib_recv_delay_us 1000
+bad $W/rds_ib_recv_delay_us 1001
+good $W/rds_ib_recv_delay_us 0
 
 # At load time.  loads MODULE PARAMS...: insmod succeeds.  refused MODULE
 # PARAM=VALUE: insmod fails with EINVAL, the module is not loaded and the

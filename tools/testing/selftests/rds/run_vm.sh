@@ -175,8 +175,9 @@ cp "$modb/src/net/rds/rds.ko" "$modb/src/net/rds/rds_rdma.ko" "$root/lib/rds/our
 cp "$modb/splat/rds_selftest_warn.ko" "$root/tests/"
 cp "$runlist" "$root/tests/run.list"
 # Test programs that other tests drive (ib_msg for the .sh recovery tests,
-# rdma_ops for rdma_useonce) go in whether or not they were selected.
-for name in $(cut -d' ' -f1 "$runlist") ib_msg rdma_ops; do
+# rdma_ops for rdma_useonce, rds_stress for ib_ring.sh) go in whether or
+# not they were selected.
+for name in $(cut -d' ' -f1 "$runlist") ib_msg rdma_ops rds_stress; do
 	for d in "$testb" "$tsrc" "$here/vm"; do
 		[ -x "$d/$name" ] && [ -f "$d/$name" ] && { cp "$d/$name" "$root/tests/"; break; }
 	done
