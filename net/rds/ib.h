@@ -24,7 +24,10 @@
  *
  * File map: ib.c (device client, module), ib_cm.c (rdma_cm, negotiation,
  * endpoint set-up and teardown), ib_send.c (send ring, fragments, ACKs,
- * credits), ib_recv.c (receive ring, reassembly), ib_sysctl.c, ib_stats.c,
+ * credits), ib_recv.c (receive ring, reassembly), ib_mr.c (FRWR MR pools,
+ * key lifecycle, registration QP), ib_inv.c (invalidation policy: remote
+ * or batched local), ib_rdma.c (RDMA READ/WRITE of a message), ib_atomic.c
+ * (atomics and masked-atomic emulation), ib_sysctl.c, ib_stats.c,
  * ib_info.c (RDS_INFO_IB_CONNECTIONS and the counters).
  */
 #ifndef _RDS_IB_H
