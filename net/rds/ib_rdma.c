@@ -48,18 +48,31 @@
  * cannot post (send queue full, no memory) unmaps again, so a message that
  * is then dropped (reconnect) never leaves a mapping behind.
  *
- * Send queue room: the QP has e_rdma_sq entries beyond the send ring
- * (rds_ib_ep_setup_qp() makes it hold an op of RDS_MAX_MSG_SIZE twice
- * over, even at one SGE per READ); e_rdma_inuse counts those in use by
- * RDMA and atomic WRs.  An op that needs more WRs than e_rdma_sq (many
- * tiny iovecs where READs take one SGE) could never be posted: it fails
- * with RDS_RDMA_OTHER_ERROR and the path is dropped, rather than waiting
+ * Send queue room: the QP has e_rdma_sq entries beyond the send ring;
+ * e_rdma_inuse counts those in use by RDMA and atomic WRs.  An op needs
+ * one WR per max_sge of its pages, and its pages are not its bytes: each
+ * of up to UIO_MAXIOV iovecs may straddle page boundaries, so under 1 MiB
+ * can span 2303 pages (255 iovecs of 3 pages, 769 of 2): 288 WRs at 8
+ * SGEs per WR, more than the 256 of RDS_IB_RDMA_SQ, thousands at one SGE
+ * per READ.  So rds.ko refuses at sendmsg() (EMSGSIZE) an op of more
+ * than RDS_RDMA_MAX_OP_PAGES pages, twice those of an unaligned 1 MiB
+ * buffer, and rds_ib_ep_setup_qp() sizes e_rdma_sq to
+ * 2 * DIV_ROUND_UP(pages of 1 MiB + 1, sge), which is at least
+ * DIV_ROUND_UP(RDS_RDMA_MAX_OP_PAGES, sge) for the smallest SGE count
+ * of either direction (one per READ on siw): every op rds.ko accepts
+ * fits.  Only a device too small for that room (it falls back to
+ * RDS_IB_RDMA_SQ) can still meet an op that never fits: it fails with
+ * RDS_RDMA_OTHER_ERROR and the path is dropped, rather than waiting
  * forever in front of everything else on the connection.
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
 
 #include "ib.h"
+
+/* The bound of rds.ko that the e_rdma_sq of rds_ib_ep_setup_qp() holds. */
+static_assert(RDS_RDMA_MAX_OP_PAGES <=
+	      2 * ((RDS_MAX_MSG_SIZE >> PAGE_SHIFT) + 1));
 
 /*
  * Holding a message's SEND back until an op of it completed: a READ here,

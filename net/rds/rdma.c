@@ -50,10 +50,14 @@
  * recvmsg() and poll(); the last rds_inc_unhold() wakes the socket.
  *
  * Ops.  RDS_CMSG_RDMA_ARGS and the four atomic cmsgs fill rm->rdma and
- * rm->atomic: local pages pinned (FOLL_WRITE where the HCA writes them),
- * remote address = cookie offset + the user's remote address, a notifier
- * preallocated when the application will want one (NOTIFY_ME, or
- * RDS_RECVERR for failures), and the RDS_EXTHDR_RDMA extension so that the
+ * rm->atomic: local pages pinned (FOLL_WRITE where the HCA writes them;
+ * not FOLL_LONGTERM: they go with the op) and charged against
+ * RLIMIT_MEMLOCK like an MR's (ENOMEM past it), at most
+ * RDS_RDMA_MAX_OP_PAGES of them (EMSGSIZE: the transport could not post
+ * more in one go), remote address = cookie offset + the user's remote
+ * address, a notifier preallocated when the application will want one
+ * (NOTIFY_ME, or RDS_RECVERR for failures; ENOMEM if it cannot be had),
+ * and the RDS_EXTHDR_RDMA extension so that the
  * owner of the key learns the RDMA is complete.  Cmsgs that hand over a
  * cookie (MAP, DEST) may not be mixed with ops (ARGS, atomics), as in-tree.
  * rds_send_xmit() calls rds_rdma_xmit_ops() before ->xmit(): a message
@@ -74,6 +78,7 @@
  */
 #include <linux/kernel.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/rbtree.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/user.h>
@@ -98,11 +103,16 @@ static u64 rds_range_pages(u64 addr, u64 bytes)
 	return (PAGE_ALIGN(end) >> PAGE_SHIFT) - (addr >> PAGE_SHIFT);
 }
 
-/* Pin @npages user pages from @addr, all or nothing. */
-static int rds_pin(u64 addr, unsigned int npages, bool write,
+/*
+ * Pin @npages user pages from @addr, all or nothing.  FOLL_LONGTERM for an
+ * MR (@longterm: held until the application frees it), not for the pages
+ * of one op, which are released when the op is done.
+ */
+static int rds_pin(u64 addr, unsigned int npages, bool write, bool longterm,
 		   struct page **pages)
 {
-	unsigned int flags = FOLL_LONGTERM | (write ? FOLL_WRITE : 0);
+	unsigned int flags = (longterm ? FOLL_LONGTERM : 0) |
+			     (write ? FOLL_WRITE : 0);
 	int ret;
 
 	if (addr != (unsigned long)addr)
@@ -275,7 +285,7 @@ static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
 		goto out_free;
 
 	/* Always writable: the HCA may write whatever the flags said. */
-	ret = rds_pin(addr, npages, true, mr->r_pages);
+	ret = rds_pin(addr, npages, true, true, mr->r_pages);
 	if (ret)
 		goto out_free;
 	mr->r_nents = npages;
@@ -417,11 +427,38 @@ int rds_rdma_setsockopt(struct rds_sock *rs, int optname, sockptr_t optval,
  * ------------------------------------------------------------------------
  */
 
+/*
+ * Fault injection (tests): the next rdma_notifier_fail allocations of a
+ * notifier fail, as a failed kzalloc() would.  0, the default, is off.
+ */
+static unsigned int rds_rdma_notifier_fail;
+module_param_named(rdma_notifier_fail, rds_rdma_notifier_fail, uint, 0644);
+MODULE_PARM_DESC(rdma_notifier_fail,
+		 " Test: fail the next N allocations of an RDMA/atomic notifier (default 0)");
+
+static bool rds_notifier_inject_fail(void)
+{
+	unsigned int old = READ_ONCE(rds_rdma_notifier_fail);
+
+	while (old) {
+		unsigned int cur = cmpxchg(&rds_rdma_notifier_fail, old,
+					   old - 1);
+
+		if (cur == old)
+			return true;
+		old = cur;
+	}
+	return false;
+}
+
 static struct rds_notifier *rds_notifier_alloc(struct rds_sock *rs,
 					       u64 token)
 {
-	struct rds_notifier *n = kzalloc(sizeof(*n), GFP_KERNEL);
+	struct rds_notifier *n;
 
+	if (rds_notifier_inject_fail())
+		return NULL;
+	n = kzalloc(sizeof(*n), GFP_KERNEL);
 	if (!n)
 		return NULL;
 	INIT_LIST_HEAD(&n->n_list);
@@ -569,12 +606,14 @@ int rds_notify_recv(struct rds_sock *rs, struct msghdr *msg)
 /**
  * struct rds_op_pin - the pages an op pinned, released from a work item
  * @work: unpin work (unpin_user_pages_dirty_lock() may sleep)
+ * @mmp: their RLIMIT_MEMLOCK charge (rds_op_pin_charge())
  * @dirty: the HCA may have written them
  * @npages: pages
  * @pages: the pages
  */
 struct rds_op_pin {
 	struct work_struct	work;
+	struct mmpin		mmp;
 	bool			dirty;
 	unsigned int		npages;
 	struct page		*pages[];
@@ -585,7 +624,26 @@ static void rds_op_pin_work(struct work_struct *work)
 	struct rds_op_pin *pin = container_of(work, struct rds_op_pin, work);
 
 	unpin_user_pages_dirty_lock(pin->pages, pin->npages, pin->dirty);
+	mm_unaccount_pinned_pages(&pin->mmp);
 	kvfree(pin);
+}
+
+/**
+ * rds_op_pin_charge - charge the pages an op is about to pin
+ * @pin: the op's (empty) pin
+ * @npages: page pins it will hold (the same page twice counts twice)
+ *
+ * An op's pages stay pinned while its message is queued, which may be
+ * long (a peer that is down), so they count against the sender's
+ * RLIMIT_MEMLOCK like an MR's (mm_account_pinned_pages(): nothing for
+ * CAP_IPC_LOCK or an unlimited RLIMIT_MEMLOCK).  Given back with the pins.
+ *
+ * Return: 0, or -ENOMEM over the limit, as RDS_GET_MR.
+ */
+static int rds_op_pin_charge(struct rds_op_pin *pin, u64 npages)
+{
+	return mm_account_pinned_pages(&pin->mmp, npages << PAGE_SHIFT) ?
+	       -ENOMEM : 0;
 }
 
 static void rds_op_pin_release(struct rds_op_pin *pin)
@@ -593,6 +651,7 @@ static void rds_op_pin_release(struct rds_op_pin *pin)
 	if (!pin)
 		return;
 	if (!pin->npages) {
+		mm_unaccount_pinned_pages(&pin->mmp);
 		kvfree(pin);
 		return;
 	}
@@ -697,12 +756,23 @@ static int rds_cmsg_rdma_args(struct rds_sock *rs, struct rds_message *rm,
 		ret = -EMSGSIZE;
 		goto out;
 	}
-	/* npages <= (1 MiB >> PAGE_SHIFT) + nr_local now. */
+	/*
+	 * Many small iovecs that straddle pages could need more WRs than
+	 * the transport's RDMA send queue room: refuse them here, not with
+	 * a dropped connection later.
+	 */
+	if (npages > RDS_RDMA_MAX_OP_PAGES) {
+		ret = -EMSGSIZE;
+		goto out;
+	}
 
 	ret = -ENOMEM;
 	pin = kvzalloc(struct_size(pin, pages, npages), GFP_KERNEL);
 	op->op_sg = kcalloc(npages, sizeof(*op->op_sg), GFP_KERNEL);
 	if (!pin || !op->op_sg)
+		goto out_op;
+	ret = rds_op_pin_charge(pin, npages);
+	if (ret)
 		goto out_op;
 	sg_init_table(op->op_sg, npages);
 	op->op_write = !!(args.flags & RDS_RDMA_READWRITE);
@@ -713,7 +783,8 @@ static int rds_cmsg_rdma_args(struct rds_sock *rs, struct rds_message *rm,
 
 		n = rds_range_pages(addr, left);
 		/* READ writes local memory: pin it writable. */
-		ret = rds_pin(addr, n, !op->op_write, &pin->pages[pin->npages]);
+		ret = rds_pin(addr, n, !op->op_write, false,
+			      &pin->pages[pin->npages]);
 		if (ret)
 			goto out_op;
 		for (j = 0; j < n; j++) {
@@ -730,6 +801,7 @@ static int rds_cmsg_rdma_args(struct rds_sock *rs, struct rds_message *rm,
 	}
 
 	if ((args.flags & RDS_RDMA_NOTIFY_ME) || rs->rs_recverr) {
+		ret = -ENOMEM;
 		op->op_notifier = rds_notifier_alloc(rs, args.user_token);
 		if (!op->op_notifier)
 			goto out_op;
@@ -885,7 +957,10 @@ static int rds_cmsg_atomic(struct rds_sock *rs, struct rds_message *rm,
 	if (!pin || !op->op_sg)
 		goto out;
 	pin->dirty = true;
-	ret = rds_pin(args.local_addr, 1, true, pin->pages);
+	ret = rds_op_pin_charge(pin, 1);
+	if (ret)
+		goto out;
+	ret = rds_pin(args.local_addr, 1, true, false, pin->pages);
 	if (ret)
 		goto out;
 	pin->npages = 1;

@@ -102,6 +102,15 @@
 
 #define RDS_HEADER_EXT_SPACE	16
 
+/*
+ * Pages one RDMA op may pin: the sum of its iovecs' page spans (overlaps
+ * counted), twice the pages of an unaligned RDS_MAX_MSG_SIZE buffer.  A
+ * transport posts an op of this many pages whatever its SGEs per WR:
+ * rds_rdma sizes its RDMA send queue room (e_rdma_sq) for it.  More is
+ * EMSGSIZE at sendmsg().
+ */
+#define RDS_RDMA_MAX_OP_PAGES	(2 * ((RDS_MAX_MSG_SIZE >> PAGE_SHIFT) + 1))
+
 /* Protocol versions, as carried in the IB CM private data. */
 #define RDS_PROTOCOL_3_0	0x0300
 #define RDS_PROTOCOL_3_1	0x0301

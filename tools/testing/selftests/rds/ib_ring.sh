@@ -11,8 +11,9 @@
 #  2. the same small rings with the refill worker forced to run during the
 #     traffic (rds_ib_recv_fail_every: every 3rd atomic allocation of the
 #     receive completion path fails) while the completion handler waits
-#     after handing each slot back (rds_ib_recv_delay_us), on 2 vCPUs:
-#     the worker refills on one CPU while the handler is in the window.
+#     after handing each slot back (rds_ib_recv_delay_us), on 2 vCPUs,
+#     with the NICs' interrupts moved between the vCPUs every 20 ms: the
+#     worker refills on one CPU while the handler is in the window.
 #
 # Each case reloads our modules on both nodes and runs rds_stress's
 # peer4 and peer4_reverse variants (hashed, sequence-tagged messages of up
@@ -51,6 +52,26 @@ stress() {
 	grep -E "^(not )?ok|flow|failed|bad" /tmp/ib_ring.out | sed 's/^/# /' | head -n 30
 	return $r
 }
+# Move the NICs' receive interrupts between the two vCPUs every 20 ms for
+# at most $1 seconds (in the background, on this node), so receive
+# completions run on one CPU while a refill worker queued from the other
+# runs there: the two posting contexts meet on the ring.
+flip_cmd() {
+	echo "( end=\$((\$(date +%s) + $1)); c=1;
+	  while [ \$(date +%s) -lt \$end ] && [ ! -f /tmp/ib_ring.stop ]; do
+		for i in \$(grep -E 'virtio[0-9]+-input' /proc/interrupts | cut -d: -f1); do
+			echo \$c > /proc/irq/\$i/smp_affinity 2>/dev/null
+		done
+		c=\$((3 - c)); sleep 0.02
+	  done ) >/dev/null 2>&1 &"
+}
+flip_start() {
+	rm -f /tmp/ib_ring.stop
+	sh -c "$(flip_cmd 600)" && rds-peer 1 "rm -f /tmp/ib_ring.stop; $(flip_cmd 600)"
+}
+flip_stop() {
+	touch /tmp/ib_ring.stop && rds-peer 1 "touch /tmp/ib_ring.stop" >/dev/null
+}
 unload_both() {
 	rds-mods unload && rds-peer 1 "rds-mods unload"
 }
@@ -64,9 +85,11 @@ t "wrap: small rings, sequences start at 2^32 - 4096" \
 t "wrap: $msgs hashed messages each way, in order, exactly once" 'stress'
 t "wrap: unload on both nodes (no page left accounted)" 'unload_both'
 t "refill race: small rings, refill worker forced, slot window widened" \
-	'setup "rds_ib_ring_seq_start=0 rds_ib_recv_fail_every=3 rds_ib_recv_delay_us=200"'
+	'setup "rds_ib_ring_seq_start=0 rds_ib_recv_fail_every=2 rds_ib_recv_delay_us=1000"'
+flip_start
 t "refill race: $msgs hashed messages each way, in order, exactly once" \
 	'stress && { c=$(counter ib_rx_refill_from_thread); echo "# ib_rx_refill_from_thread=$c ib_rx_inc_spare_used=$(counter ib_rx_inc_spare_used)"; [ "${c:-0}" -gt 0 ]; }'
+flip_stop
 t "refill race: unload on both nodes (no page left accounted)" 'unload_both'
 rds-mods load ours >/dev/null 2>&1
 rds-peer 1 "rds-mods load ours" >/dev/null 2>&1

@@ -338,4 +338,119 @@ TEST_F(ra, atomics)
 	clean_after(_metadata, self);
 }
 
+/*
+ * An op's pages (the sum of its iovecs' page spans, overlaps counted) are
+ * bounded by what a connection's RDMA send queue room always holds
+ * (RDS_RDMA_MAX_OP_PAGES, twice a 1 MiB unaligned buffer: 514 pages of
+ * 4 KiB): past that EMSGSIZE at sendmsg(), before the transport is asked.
+ * In-tree accepts such an op and its transport later fails it (issue 9).
+ */
+#define OP_MAX_PAGES	514
+#define MANY_SZ		(1100 * 4096UL)
+
+TEST_F(ra, args_too_many_pages)
+{
+	struct rds_rdma_args a = good_args(self);
+	struct rds_iovec *v;
+	char *many;
+	unsigned int i;
+
+	if (rds_intree())
+		SKIP(return, "in-tree accepts ops of any page count");
+	v = calloc(UIO_MAXIOV, sizeof(*v));
+	ASSERT_NE(NULL, v);
+	many = mmap(NULL, MANY_SZ, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, many);
+	memset(many, 1, MANY_SZ);
+	a.local_vec_addr = (uintptr_t)v;
+	a.flags = RDS_RDMA_READWRITE | RDS_RDMA_NOTIFY_ME;
+
+	/* 1000 one-byte iovecs, each on its own page */
+	for (i = 0; i < 1000; i++) {
+		v[i].addr = (uintptr_t)many + i * 4096UL + 7;
+		v[i].bytes = 1;
+	}
+	a.nr_local = 1000;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EMSGSIZE);
+	/* the bound itself is fine (loopback: EOPNOTSUPP), one more is not */
+	a.nr_local = OP_MAX_PAGES;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)),
+		     EOPNOTSUPP);
+	a.nr_local = OP_MAX_PAGES + 1;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EMSGSIZE);
+	/* READs alike */
+	a.flags = RDS_RDMA_NOTIFY_ME;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EMSGSIZE);
+	/* UIO_MAXIOV two-byte iovecs across one page boundary: 2048 pages */
+	for (i = 0; i < UIO_MAXIOV; i++) {
+		v[i].addr = (uintptr_t)many + 4095;
+		v[i].bytes = 2;
+	}
+	a.nr_local = UIO_MAXIOV;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EMSGSIZE);
+	/* a 1 MiB unaligned buffer in 4 KiB pieces: 257 pages, fine */
+	for (i = 0; i < 256; i++) {
+		v[i].addr = (uintptr_t)many + 100 + i * 4096UL;
+		v[i].bytes = 4096;
+	}
+	a.nr_local = 256;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)),
+		     EOPNOTSUPP);
+	munmap(many, MANY_SZ);
+	free(v);
+	clean_after(_metadata, self);
+}
+
+#define NOTIFIER_FAIL	"/sys/module/rds/parameters/rdma_notifier_fail"
+
+/* Fail the next notifier allocation, send, and turn the injection off. */
+static ssize_t send1_nofail(FIXTURE_DATA(ra) *self, int type, const void *d,
+			    size_t len)
+{
+	ssize_t r;
+	int e;
+
+	if (rds_write_file(NOTIFIER_FAIL, "1"))
+		return -2;
+	r = send1(self, type, d, len);
+	e = errno;
+	rds_write_file(NOTIFIER_FAIL, "0");
+	errno = e;
+	return r;
+}
+
+/*
+ * A notifier that cannot be allocated fails the sendmsg() with ENOMEM:
+ * never a message that goes out without its op and never reports (issue
+ * 9).  Over loopback such a message would be delivered as plain data.
+ */
+TEST_F(ra, notifier_enomem)
+{
+	struct rds_rdma_args a = good_args(self);
+	struct rds_atomic_args at;
+
+	if (rds_intree())
+		SKIP(return, "fault injection of our rds.ko");
+	if (access(NOTIFIER_FAIL, W_OK))
+		SKIP(return, "no %s", NOTIFIER_FAIL);
+	/* NOTIFY_ME */
+	EXPECT_ERRNO(send1_nofail(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)),
+		     ENOMEM);
+	/* no NOTIFY_ME, but RDS_RECVERR: a notifier for failures */
+	a.flags = RDS_RDMA_READWRITE;
+	EXPECT_ERRNO(send1_nofail(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)),
+		     ENOMEM);
+	memset(&at, 0, sizeof(at));
+	at.cookie = 0x1234;
+	at.local_addr = (uintptr_t)self->word;
+	at.flags = RDS_RDMA_NOTIFY_ME;
+	EXPECT_ERRNO(send1_nofail(self, RDS_CMSG_ATOMIC_FADD, &at, sizeof(at)),
+		     ENOMEM);
+	/* the injection is spent: the usual EOPNOTSUPP of loopback */
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)),
+		     EOPNOTSUPP);
+	clean_after(_metadata, self);
+}
+
 RDS_TEST_MAIN

@@ -22,6 +22,10 @@
  *                     completions arrive the keys die and registration
  *                     works again; every WRITE's data checked, every
  *                     notification RDS_RDMA_SUCCESS.
+ *   op_pages          an RDMA op of more pages than the send queue room
+ *                     always holds: EMSGSIZE, the connection stays up
+ *   op_memlock        ops queued to a peer that is down charge their pins
+ *                     to RLIMIT_MEMLOCK: ENOMEM past it, given back on close
  *
  *   rdma_pool serve ADDR PORT SECS     peer side of "inflight" (node 1)
  */
@@ -404,6 +408,180 @@ TEST_F_TIMEOUT(pool, inflight, 300)
 	q = (struct pmsg){ .op = P_QUIT };
 	send_c(fd, &peer, &q, sizeof(q), 0, NULL, 0);
 	close(fd);
+}
+
+/* ---- ops: page bound and RLIMIT_MEMLOCK ---------------------------------- */
+
+/* Ping the peer and wait for its pong: the connection is up. */
+static int ping_peer(int fd, const struct sockaddr_storage *peer0, int ms)
+{
+	struct timespec t0;
+	char c;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (rds_ms_since(&t0) < ms) {
+		if (rds_sendto(fd, NULL, 0, 0, peer0) == 0 &&
+		    rds_recv_wait(fd, &c, 1, 0, NULL, 2000) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+static ssize_t send_op(int fd, const struct sockaddr_storage *to,
+		       struct rds_iovec *v, unsigned int n, uint64_t bytes,
+		       uint64_t flags)
+{
+	struct rds_rdma_args a = {
+		.cookie = 0x1234,
+		.remote_vec = { .addr = 0, .bytes = bytes },
+		.local_vec_addr = (uintptr_t)v,
+		.nr_local = n,
+		.flags = flags,
+		.user_token = n,
+	};
+
+	return rds_send_cmsg(fd, to, NULL, 0, RDS_CMSG_RDMA_ARGS, &a,
+			     sizeof(a), 0);
+}
+
+/*
+ * An op of more pages than the RDMA send queue room always holds is
+ * refused at sendmsg() with EMSGSIZE, and the connection it would have
+ * broken stays up: no reset, pings still answered (issue 9).  1000
+ * one-byte iovecs each on its own page, and 255 three-page plus 769
+ * two-page iovecs (2303 pages: 288 WRs of 8 SGEs on rxe, more than the
+ * 256 entries of room there).
+ */
+TEST_F_TIMEOUT(pool, op_pages, 120)
+{
+	struct sockaddr_storage peer0, peer;
+	struct rds_iovec *v;
+	long long resets;
+	unsigned int i;
+	int fd;
+
+	if (!rds_have_peer())
+		SKIP(return, "no peer node");
+	v = calloc(1024, sizeof(*v));
+	ASSERT_NE(NULL, v);
+	fd = rds_bound_socket(AF_INET, 0, NULL);
+	ASSERT_LE(0, fd);
+	rds_mkaddr(AF_INET, rds_peer_str(AF_INET), 0, &peer0);
+	rds_mkaddr(AF_INET, rds_peer_str(AF_INET), PORT_PEER, &peer);
+	ASSERT_EQ(0, ping_peer(fd, &peer0, 30000));
+	resets = rds_counter("conn_reset");
+
+	for (i = 0; i < 1000; i++) {
+		v[i].addr = (uintptr_t)self->buf + i * (uint64_t)PAGE + 9;
+		v[i].bytes = 1;
+	}
+	EXPECT_ERRNO(send_op(fd, &peer, v, 1000, 1000,
+			     RDS_RDMA_READWRITE | RDS_RDMA_NOTIFY_ME),
+		     EMSGSIZE);
+	for (i = 0; i < 1024; i++) {
+		v[i].addr = (uintptr_t)self->buf + PAGE - 1;
+		v[i].bytes = i < 255 ? PAGE + 2 : 2;
+	}
+	EXPECT_ERRNO(send_op(fd, &peer, v, 1024, 1U << 20,
+			     RDS_RDMA_READWRITE | RDS_RDMA_NOTIFY_ME),
+		     EMSGSIZE);
+	rds_msleep(2000);
+	EXPECT_EQ(0, ping_peer(fd, &peer0, 30000));
+	EXPECT_EQ(resets, rds_counter("conn_reset"))
+		TH_LOG("the connection was reset");
+	/* nothing was queued, so nothing reports */
+	EXPECT_EQ(-1, rds_wait_note(fd, NULL, 500));
+	close(fd);
+	free(v);
+}
+
+/*
+ * Count the ops of npages pinned pages each that one socket may queue to
+ * an address that never answers (so they stay pinned), up to max; *err
+ * the errno of the refusal.  Atomics when npages is 0.
+ */
+static int queue_ops(int fd, char *buf, int npages, int max, int *err)
+{
+	struct sockaddr_storage to;
+	struct rds_iovec v = { (uintptr_t)buf, (uint64_t)npages * PAGE };
+	struct rds_atomic_args at = {
+		.cookie = 0x1234, .local_addr = (uintptr_t)buf,
+		.fadd = { .add = 1 },
+	};
+	int n;
+
+	rds_mkaddr(AF_INET, rds_unreach_str(AF_INET), PORT_PEER, &to);
+	*err = 0;
+	for (n = 0; n < max; n++) {
+		ssize_t r = npages ? send_op(fd, &to, &v, 1, v.bytes,
+					     RDS_RDMA_READWRITE) :
+			    rds_send_cmsg(fd, &to, NULL, 0,
+					  RDS_CMSG_ATOMIC_FADD, &at,
+					  sizeof(at), 0);
+		if (r < 0) {
+			*err = errno;
+			break;
+		}
+	}
+	return n;
+}
+
+/*
+ * The pages an RDMA or atomic op pins while it is queued count against
+ * RLIMIT_MEMLOCK like an MR's: an unprivileged sender to a peer that is
+ * down gets ENOMEM past its limit instead of pinning without bound, and
+ * gets the allowance back when the ops go (issue 9).  Limit 64 pages,
+ * ops of 16 pages (charged 18, mm_account_pinned_pages()' worst case).
+ */
+TEST_F_TIMEOUT(pool, op_memlock, 120)
+{
+	struct rlimit rl = { 64 * PAGE, 64 * PAGE };
+	int status;
+	pid_t pid;
+
+	if (!rds_have_peer())
+		SKIP(return, "no rxe link");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int round, n, err, fd, first = -1, i, at;
+
+		alarm(100);
+		if (rds_drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &rl))
+			_exit(10);
+		for (round = 0; round < 3; round++) {
+			/* The unaccounting runs from a work item. */
+			for (i = 0; i < 50; i++) {
+				fd = rds_bound_socket(AF_INET, 0, NULL);
+				if (fd < 0)
+					_exit(11);
+				n = queue_ops(fd, self->buf, 16, 200, &err);
+				if (first < 0 || n >= first)
+					break;
+				close(fd);
+				rds_msleep(100);
+			}
+			printf("# op_memlock round %d: %d ops of 16 pages, %s\n",
+			       round, n, strerror(err));
+			if (n < 1 || n > 3 || err != ENOMEM)
+				_exit(12);
+			if (first < 0)
+				first = n;
+			if (n != first)
+				_exit(13);
+			/* the 16-page ops hold most of it: few atomics fit */
+			at = queue_ops(fd, self->buf, 0, 200, &err);
+			printf("# op_memlock round %d: %d atomics more, %s\n",
+			       round, at, strerror(err));
+			if (at > 64 / 3 || err != ENOMEM)
+				_exit(14);
+			close(fd);	/* drops the ops: the pins go */
+		}
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
 int main(int argc, char **argv)
