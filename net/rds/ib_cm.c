@@ -296,6 +296,12 @@ static void rds_ib_ep_destroy(struct rds_ib_ep *ep)
 		ib_drain_rq(ep->e_qp);
 		ib_drain_sq(ep->e_qp);
 	}
+	/*
+	 * A receive completion that ran before the drain, past its DEAD
+	 * check, may have queued the refill worker again (no memory); the
+	 * CQs are quiet now, so this cancel is the last.
+	 */
+	cancel_delayed_work_sync(&ep->e_refill_work);
 
 	/* The CQs are quiet now: release what flushes did not. */
 	rds_ib_send_ring_free(ep);
