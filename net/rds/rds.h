@@ -271,6 +271,7 @@ enum rds_drop_reason {
  * @cp_reg_item: entry in r_reg_waiters of @cp_reg_mr
  * @cp_reg_mr: MR whose registration cp_xmit_rm waits for (a reference),
  *	or NULL; both under rds.ko's registration lock (rdma.c)
+ * @cp_pongs: pongs on cp_send_queue and cp_retrans (at most RDS_MAX_PONGS)
  */
 struct rds_conn_path {
 	struct rds_connection	*cp_conn;
@@ -313,6 +314,7 @@ struct rds_conn_path {
 
 	struct list_head	cp_reg_item;
 	struct rds_mr		*cp_reg_mr;
+	atomic_t		cp_pongs;
 };
 
 /**
@@ -427,6 +429,25 @@ struct rds_incoming {
 #define RDS_MSG_PAGEVEC		7	/* payload pages not ours (cong map) */
 #define RDS_MSG_FLUSH		8	/* free for transport use */
 #define RDS_MSG_RDMA_MAP	9	/* m_rdma_mr made by RDS_CMSG_RDMA_MAP */
+#define RDS_MSG_PONG		10	/* a pong, counted in cp_pongs */
+
+/*
+ * The least one message counts against a socket's send buffer
+ * (rs_snd_bytes) and receive buffer (rs_rcv_bytes), whatever its payload:
+ * its header on the wire, so that empty messages and pongs cannot queue
+ * without bound.  Messages of at least this many bytes count their
+ * payload, as in-tree.  Not more: in-tree programs queue hundreds of tiny
+ * messages to a receiver that reads only later (rds_sendrecv ordering).
+ */
+#define RDS_MSG_MIN_CHARGE	sizeof(struct rds_header)
+
+static inline u32 rds_msg_charge(u32 payload_len)
+{
+	return max_t(u32, payload_len, RDS_MSG_MIN_CHARGE);
+}
+
+/* Pongs a path holds (queued or unacknowledged) before pings go unanswered. */
+#define RDS_MAX_PONGS		256
 
 /**
  * struct rm_data_op - the payload of a message
@@ -919,10 +940,10 @@ struct rds_bind_key {
  * @rs_tos: TOS set with SIOCRDSSETTOS
  * @rs_lock: protects the send side: rs_send_queue, rs_snd_bytes
  * @rs_send_queue: messages sent and not yet acknowledged or cancelled
- * @rs_snd_bytes: payload bytes on rs_send_queue
+ * @rs_snd_bytes: bytes charged for rs_send_queue (rds_msg_charge())
  * @rs_recv_lock: protects rs_recv_queue, rs_rcv_bytes, rs_cong_notify
  * @rs_recv_queue: struct rds_incoming waiting for recvmsg()
- * @rs_rcv_bytes: payload bytes on rs_recv_queue
+ * @rs_rcv_bytes: bytes charged for rs_recv_queue (rds_msg_charge())
  * @rs_congested: the port is marked congested in the local map
  * @rs_cong_item: entry in the list of monitoring sockets
  * @rs_cong_monitor: RDS_CONG_MONITOR set

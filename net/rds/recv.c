@@ -22,7 +22,12 @@
  *    lock-free in the bind table, with a reference; the payload stays in the
  *    transport's buffers until recvmsg() copies it out.
  *
- * Socket receive accounting: rs_rcv_bytes counts payload bytes queued.
+ * Socket receive accounting: rs_rcv_bytes counts payload bytes queued,
+ * each message at least RDS_MSG_MIN_CHARGE (rds_msg_charge()), so that a
+ * flood of empty messages congests the port like any other.  A pong
+ * (source port 0) is not flow controlled by the map (the peer's kernel
+ * sends it), so one that arrives for a socket already over sk_rcvbuf/2 is
+ * dropped: a socket that pings and never reads cannot queue without bound.
  * Above sk_rcvbuf/2 the port is marked congested in the local map (which the
  * peers are sent); below sk_rcvbuf/4 it is cleared again and local senders
  * and monitors are told.  Bit changes happen under rs_recv_lock so they
@@ -91,20 +96,23 @@ static struct rds_cong_map *rds_inc_dest_map(struct rds_incoming *inc)
 }
 
 /*
- * Account @delta payload bytes on @rs (rs_recv_lock held) and flip the
- * port's congestion bit when a threshold is crossed.  Returns true when the
- * port became uncongested, so the caller can wake local waiters.
+ * Account a message of @len payload bytes, queued (@add) or dequeued, on
+ * @rs (rs_recv_lock held), charged rds_msg_charge(), and flip the port's
+ * congestion bit when a threshold is crossed.  Returns true when the port
+ * became uncongested, so the caller can wake local waiters.
  */
 static bool rds_recv_rcvbuf_delta(struct rds_sock *rs,
-				  struct rds_cong_map *map, int delta)
+				  struct rds_cong_map *map, u32 len, bool add)
 {
 	u32 limit = rds_sk_rcvbuf(rs);
 
-	rs->rs_rcv_bytes += delta;
-	if (delta > 0)
-		rds_stats_add(s_recv_bytes_added_to_socket, delta);
-	else
-		rds_stats_add(s_recv_bytes_removed_from_socket, -delta);
+	if (add) {
+		rs->rs_rcv_bytes += rds_msg_charge(len);
+		rds_stats_add(s_recv_bytes_added_to_socket, len);
+	} else {
+		rs->rs_rcv_bytes -= rds_msg_charge(len);
+		rds_stats_add(s_recv_bytes_removed_from_socket, len);
+	}
 
 	if (!rs->rs_congested && rs->rs_rcv_bytes > limit) {
 		rs->rs_congested = true;
@@ -235,9 +243,12 @@ void rds_recv_incoming(struct rds_conn_path *cp, const struct in6_addr *saddr,
 	rds_recv_exthdrs(inc, rs);
 
 	spin_lock_irqsave(&rs->rs_recv_lock, flags);
-	if (!sock_flag(sk, SOCK_DEAD)) {
-		rds_recv_rcvbuf_delta(rs, map,
-				      be32_to_cpu(inc->i_hdr.h_len));
+	if (!inc->i_hdr.h_sport && rs->rs_rcv_bytes >= rds_sk_rcvbuf(rs)) {
+		/* A pong for a socket that does not read: drop it. */
+		spin_unlock_irqrestore(&rs->rs_recv_lock, flags);
+	} else if (!sock_flag(sk, SOCK_DEAD)) {
+		rds_recv_rcvbuf_delta(rs, map, be32_to_cpu(inc->i_hdr.h_len),
+				      true);
 		if (sock_flag(sk, SOCK_RCVTSTAMP))
 			inc->i_rx_tstamp = ktime_get_real();
 		rds_inc_addref(inc);
@@ -300,7 +311,7 @@ static bool rds_still_queued(struct rds_sock *rs, struct rds_incoming *inc,
 		queued = true;
 		if (drop) {
 			uncongested = rds_recv_rcvbuf_delta(rs, map,
-					-(int)be32_to_cpu(inc->i_hdr.h_len));
+					be32_to_cpu(inc->i_hdr.h_len), false);
 			list_del_init(&inc->i_item);
 		}
 	}
@@ -329,7 +340,7 @@ void rds_clear_recv_queue(struct rds_sock *rs)
 	list_for_each_entry_safe(inc, tmp, &rs->rs_recv_queue, i_item) {
 		map = rds_inc_dest_map(inc);
 		if (rds_recv_rcvbuf_delta(rs, map,
-					  -(int)be32_to_cpu(inc->i_hdr.h_len)))
+					  be32_to_cpu(inc->i_hdr.h_len), false))
 			uncongested = true;
 		list_move_tail(&inc->i_item, &list);
 	}

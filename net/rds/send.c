@@ -12,8 +12,12 @@
  * rs_lock and then the path's cp_lock, on both the socket's send queue and
  * the path's send queue, assigning the next sequence number.  The socket's
  * payload bytes in flight (rs_snd_bytes) are limited to sk_sndbuf/2, the
- * in-tree limit: a full socket gets EAGAIN or sleeps (SO_SNDTIMEO).  A
- * congested destination port (peer's map) gets ENOBUFS or sleeps.
+ * in-tree limit, each message counting at least RDS_MSG_MIN_CHARGE (an
+ * empty one is not free): a full socket gets EAGAIN or sleeps
+ * (SO_SNDTIMEO).  A congested destination port (peer's map) gets ENOBUFS
+ * or sleeps.  Pongs are not a socket's: a path holds at most
+ * RDS_MAX_PONGS of them until the peer ACKs them, and leaves further
+ * pings unanswered.
  *
  * rds_send_xmit() hands queued messages to the transport.  Only one context
  * per path is inside it at a time (the RDS_IN_XMIT bit, taken with acquire
@@ -99,7 +103,7 @@ static void rds_send_unlink_sock(struct rds_message *rm, struct rds_sock **wake)
 		spin_lock(&rs->rs_lock);
 		if (test_and_clear_bit(RDS_MSG_ON_SOCK, &rm->m_flags)) {
 			list_del_init(&rm->m_sock_item);
-			rs->rs_snd_bytes -= rm->m_payload_len;
+			rs->rs_snd_bytes -= rds_msg_charge(rm->m_payload_len);
 			owned = true;
 		}
 		spin_unlock(&rs->rs_lock);
@@ -131,6 +135,8 @@ static void rds_send_free_list(struct list_head *list)
 
 	list_for_each_entry_safe(rm, tmp, list, m_conn_item) {
 		list_del_init(&rm->m_conn_item);
+		if (test_bit(RDS_MSG_PONG, &rm->m_flags))
+			atomic_dec(&rm->m_conn_path->cp_pongs);
 		rds_send_unlink_sock(rm, &wake);
 		rds_message_put(rm);
 	}
@@ -229,7 +235,7 @@ void rds_send_drop_to(struct rds_sock *rs, const struct in6_addr *daddr,
 			continue;
 		list_move_tail(&rm->m_sock_item, &list);
 		clear_bit(RDS_MSG_ON_SOCK, &rm->m_flags);
-		rs->rs_snd_bytes -= rm->m_payload_len;
+		rs->rs_snd_bytes -= rds_msg_charge(rm->m_payload_len);
 	}
 	spin_unlock_irqrestore(&rs->rs_lock, flags);
 
@@ -512,17 +518,27 @@ static void rds_send_queue_kernel(struct rds_conn_path *cp,
  * @dport: the ping's source port
  * @gfp: allocation flags of the caller's context
  *
- * Return: 0 or -ENOMEM.
+ * A path holds at most RDS_MAX_PONGS pongs until the peer ACKs them: a
+ * peer that floods pings and never ACKs gets no more answers.
+ *
+ * Return: 0, -ENOBUFS (too many pongs held) or -ENOMEM.
  */
 int rds_send_pong(struct rds_conn_path *cp, __be16 dport, gfp_t gfp)
 {
 	struct rds_message *rm;
 
+	if (atomic_inc_return(&cp->cp_pongs) > RDS_MAX_PONGS) {
+		atomic_dec(&cp->cp_pongs);
+		return -ENOBUFS;
+	}
 	rm = rds_message_alloc(0, gfp);
-	if (!rm)
+	if (!rm) {
+		atomic_dec(&cp->cp_pongs);
 		return -ENOMEM;
+	}
 	rds_message_populate_header(&rm->m_inc.i_hdr, 0, dport, 0);
 	rm->m_daddr = cp->cp_conn->c_faddr;
+	set_bit(RDS_MSG_PONG, &rm->m_flags);
 	rds_send_queue_kernel(cp, rm);
 	rds_message_put(rm);
 	rds_stats_inc(s_send_pong);
@@ -636,7 +652,7 @@ static bool rds_send_queue_rm(struct rds_sock *rs, struct rds_conn_path *cp,
 	spin_lock_irqsave(&rs->rs_lock, flags);
 	sndbuf = rds_sk_sndbuf(rs);
 	if (rs->rs_snd_bytes < sndbuf) {
-		rs->rs_snd_bytes += rm->m_payload_len;
+		rs->rs_snd_bytes += rds_msg_charge(rm->m_payload_len);
 		/* Half full: ask the peer to ACK soon so it drains. */
 		if (rs->rs_snd_bytes >= sndbuf / 2)
 			set_bit(RDS_MSG_ACK_REQUIRED, &rm->m_flags);

@@ -237,4 +237,98 @@ TEST_F(sb, close_in_flight_many)
 	ASSERT_EQ(1, rds_recv_wait(self->b, self->buf, 1, 0, NULL, RDS_WAIT_MS));
 }
 
+/*
+ * Empty messages and pongs are not free (issue 9): each message counts at
+ * least MIN_CHARGE bytes (RDS_MSG_MIN_CHARGE) against the sender's
+ * sndbuf and the receiver's rcvbuf, so a loop of empty sends meets EAGAIN
+ * (dead peer) or ENOBUFS (a receiver that does not read) like any other,
+ * and pongs for a socket that does not read stop at its rcvbuf.  In-tree
+ * charges their payload, nothing.
+ */
+#define MIN_CHARGE	48	/* sizeof(struct rds_header) */
+#define FLOOD		5000
+
+TEST_F(sb, zero_bytes_fill_sndbuf)
+{
+	ssize_t r = 0;
+	int n, e = 0;
+
+	if (rds_intree())
+		SKIP(return, "in-tree: empty messages are free");
+	for (n = 0; n < FLOOD; n++) {
+		r = rds_sendto(self->a, NULL, 0, MSG_DONTWAIT, &self->dead);
+		if (r < 0) {
+			e = errno;
+			break;
+		}
+	}
+	EXPECT_EQ(-1, r);
+	EXPECT_EQ(EAGAIN, e) TH_LOG("%s", strerror(e));
+	TH_LOG("%d empty messages queued (limit %d)", n, self->limit);
+	EXPECT_LE(self->limit / MIN_CHARGE, n);
+	EXPECT_GE(self->limit / MIN_CHARGE + 1, n);
+	/* and cancelling gives the room back */
+	ASSERT_OK(setsockopt(self->a, SOL_RDS, RDS_CANCEL_SENT_TO, &self->dead,
+			     rds_sslen(&self->dead)));
+	EXPECT_EQ(0, rds_sendto(self->a, NULL, 0, MSG_DONTWAIT, &self->dead));
+}
+
+TEST_F(sb, zero_bytes_congest_receiver)
+{
+	int v, n, got;
+	socklen_t len = sizeof(v);
+	ssize_t r = 0;
+
+	if (rds_intree())
+		SKIP(return, "in-tree: empty messages are free");
+	ASSERT_OK(getsockopt(self->b, SOL_SOCKET, SO_RCVBUF, &v, &len));
+	/* room to send: the receiver is what must say no */
+	ASSERT_OK(rds_big_sndbuf(self->a, 1 << 20));
+	for (n = 0; n < FLOOD; n++) {
+		r = rds_sendto(self->a, NULL, 0, MSG_DONTWAIT, &self->ba);
+		if (r < 0)
+			break;
+	}
+	EXPECT_TRUE(r < 0 && (errno == ENOBUFS || errno == EAGAIN))
+		TH_LOG("%d empty messages sent: %s", n, strerror(errno));
+	TH_LOG("%d empty messages before %s (rcvbuf %d)", n, strerror(errno),
+	       v);
+	EXPECT_GE(v / 2 / MIN_CHARGE + 2, n);
+	got = rds_drain(self->b, 500);
+	EXPECT_EQ(n, got);
+	/* drained: b is no longer congested */
+	EXPECT_EQ(0, rds_send_cmsg(self->a, &self->ba, NULL, 0, 0, NULL, 0,
+				   RDS_WAIT_MS)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(0, rds_recv_wait(self->b, NULL, 0, 0, NULL, RDS_WAIT_MS));
+}
+
+TEST_F(sb, pongs_bounded)
+{
+	struct sockaddr_storage me0 = self->aa;
+	int v, n, got;
+	socklen_t len = sizeof(v);
+
+	if (rds_intree())
+		SKIP(return, "in-tree: pongs are free");
+	ASSERT_OK(getsockopt(self->b, SOL_SOCKET, SO_RCVBUF, &v, &len));
+	/* b pings its own node FLOOD times and never reads */
+	if (me0.ss_family == AF_INET)
+		((struct sockaddr_in *)&me0)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&me0)->sin6_port = 0;
+	for (n = 0; n < FLOOD; n++)
+		if (rds_send_cmsg(self->b, &me0, NULL, 0, 0, NULL, 0,
+				  RDS_WAIT_MS) < 0)
+			break;
+	EXPECT_EQ(FLOOD, n) TH_LOG("ping %d: %s", n, strerror(errno));
+	rds_msleep(500);
+	got = rds_drain(self->b, 500);
+	TH_LOG("%d pongs queued for %d pings (rcvbuf %d)", got, n, v);
+	EXPECT_LE(1, got);
+	EXPECT_GE(v / 2 / MIN_CHARGE + 1, got);
+	/* read: pongs come again */
+	ASSERT_EQ(0, rds_sendto(self->b, NULL, 0, 0, &me0));
+	EXPECT_EQ(0, rds_recv_wait(self->b, NULL, 0, 0, NULL, RDS_WAIT_MS));
+}
+
 RDS_TEST_MAIN
