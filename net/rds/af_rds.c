@@ -181,7 +181,12 @@ static int rds_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 		if (get_user(utos, (rds_tos_t __user *)arg))
 			return -EFAULT;
 		lock_sock(sk);
-		if (!rs->rs_transport) {
+		/*
+		 * As in-tree: only a transport with a TOS map takes a TOS;
+		 * unbound and loopback-bound sockets answer ENOTTY.
+		 */
+		if (!rs->rs_transport ||
+		    rs->rs_transport == &rds_loop_transport) {
 			ret = -ENOIOCTLCMD;
 		} else if (rs->rs_tos || rs->rs_conn) {
 			ret = -EINVAL;

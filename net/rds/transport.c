@@ -17,6 +17,8 @@
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/rwsem.h>
+#include <linux/in.h>
+#include <net/ipv6.h>
 
 #include "rds.h"
 
@@ -96,6 +98,10 @@ struct rds_transport *rds_trans_get(int t_type)
  * @addr: the address being bound
  * @scope_id: its scope, for link-local IPv6
  *
+ * A loopback address (127.0.0.0/8, also v4-mapped, and ::1) is served by
+ * the loopback transport, in any namespace and without asking the others,
+ * as in-tree; no RDMA device ever owns one.
+ *
  * Return: the transport with its module pinned, or NULL if none can.
  */
 struct rds_transport *rds_trans_get_preferred(struct net *net,
@@ -103,6 +109,12 @@ struct rds_transport *rds_trans_get_preferred(struct net *net,
 					      __u32 scope_id)
 {
 	struct rds_transport *t, *found = NULL;
+
+	if (ipv6_addr_v4mapped(addr) ? ipv4_is_loopback(addr->s6_addr32[3]) :
+	    ipv6_addr_loopback(addr)) {
+		__module_get(rds_loop_transport.t_owner);
+		return &rds_loop_transport;
+	}
 
 	down_read(&rds_trans_sem);
 	list_for_each_entry(t, &rds_transports, t_item) {
