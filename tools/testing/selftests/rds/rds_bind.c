@@ -9,7 +9,10 @@
  *  - port 1 (RDS_FLAG_PROBE_PORT) is reserved: -EINVAL;
  *  - address:port already bound: -EADDRINUSE;
  *  - port 0 picks a free port (never 0 or 1);
- *  - no transport for the address (not on an RDMA device): -EADDRNOTAVAIL.
+ *  - no transport for the address (not on an RDMA device): -EADDRNOTAVAIL;
+ *  - a loopback address (127.0.0.0/8, ::ffff:127.x.y.z, ::1) binds with the
+ *    loopback transport (SO_RDS_TRANSPORT reads 3), with the same port
+ *    rules; SO_RDS_TRANSPORT RDS_TRANS_IB first: -ENOPROTOOPT.
  * Binding needs RDS_LOCAL_ADDR{,6} to be on an rxe device.
  */
 #include "rds_test.h"
@@ -315,6 +318,75 @@ TEST_F(bind, peer_address_is_not_local)
 	EXPECT_ERRNO(bind(self->fd, (struct sockaddr *)&ss, len), EADDRNOTAVAIL);
 }
 
+static int trans_of(int fd)
+{
+	socklen_t len = sizeof(int);
+	int t = -2;
+
+	if (getsockopt(fd, SOL_RDS, SO_RDS_TRANSPORT, &t, &len) < 0)
+		return -3;
+	return t;
+}
+
+/* In-tree rds_trans_get_preferred(): loopback addresses take loopback. */
+TEST_F(bind, loopback)
+{
+	struct sockaddr_storage ss, got, want;
+	const char *lo = rds_loop_str(variant->family);
+	socklen_t len = rds_mkaddr(variant->family, lo, 0, &ss);
+	char b1[80], b2[80];
+	int fd2;
+
+	ASSERT_NE(0, len);
+	ASSERT_OK(bind(self->fd, (struct sockaddr *)&ss, len));
+	len = sizeof(got);
+	ASSERT_OK(getsockname(self->fd, (struct sockaddr *)&got, &len));
+	ASSERT_EQ(rds_sslen(&ss), len);
+	EXPECT_NE(0, rds_port_of(&got));
+	EXPECT_NE(RDS_PROBE_PORT, rds_port_of(&got));
+	rds_mkaddr(variant->family, lo, rds_port_of(&got), &want);
+	EXPECT_TRUE(rds_addr_eq(&want, &got))
+		TH_LOG("got %s want %s", rds_ntop(&got, b1, 80), rds_ntop(&want, b2, 80));
+	/* RDS_TRANS_LOOP (3) in-tree; the uapi's RDS_TRANS_COUNT */
+	EXPECT_EQ(3, trans_of(self->fd));
+
+	/* the port rules are the same as on an RDMA address */
+	fd2 = rds_socket();
+	ASSERT_LE(0, fd2);
+	EXPECT_ERRNO(bind(fd2, (struct sockaddr *)&got, rds_sslen(&got)),
+		     EADDRINUSE);
+	rds_set_port(&ss, RDS_PROBE_PORT);
+	EXPECT_ERRNO(bind(fd2, (struct sockaddr *)&ss, rds_sslen(&ss)), EINVAL);
+	EXPECT_EQ(RDS_TRANS_NONE, trans_of(fd2));
+	rds_set_port(&ss, 0);
+	EXPECT_EQ(0, bind(fd2, (struct sockaddr *)&ss, rds_sslen(&ss)));
+	close(fd2);
+
+	/* bound: no second bind, to loopback or to the RDMA address */
+	EXPECT_ERRNO(bind(self->fd, (struct sockaddr *)&ss, rds_sslen(&ss)), EINVAL);
+	len = local(variant, 0, &ss);
+	EXPECT_ERRNO(bind(self->fd, (struct sockaddr *)&ss, len), EINVAL);
+	len = rds_mkaddr(variant->family == AF_INET ? AF_INET6 : AF_INET,
+			 rds_local_str(variant->family == AF_INET ? AF_INET6 : AF_INET),
+			 0, &ss);
+	EXPECT_ERRNO(bind(self->fd, (struct sockaddr *)&ss, len), EINVAL);
+}
+
+/* A transport chosen first must serve the address itself. */
+TEST_F(bind, loopback_with_ib_transport)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = rds_mkaddr(variant->family, rds_loop_str(variant->family),
+				   0, &ss);
+
+	ASSERT_EQ(0, setsockopt(self->fd, SOL_RDS, SO_RDS_TRANSPORT,
+				&(int){ RDS_TRANS_IB }, sizeof(int)));
+	EXPECT_ERRNO(bind(self->fd, (struct sockaddr *)&ss, len), ENOPROTOOPT);
+	EXPECT_EQ(RDS_TRANS_IB, trans_of(self->fd));
+	len = local(variant, 0, &ss);
+	EXPECT_EQ(0, bind(self->fd, (struct sockaddr *)&ss, len));
+}
+
 TEST_F(bind, close_unbinds)
 {
 	struct sockaddr_storage ss;
@@ -380,6 +452,36 @@ TEST(v6_v4mapped_binds_v4)
 	EXPECT_EQ(sizeof(struct sockaddr_in), len);
 	rds_mkaddr(AF_INET, rds_local_str(AF_INET), rds_port_of(&got), &ss);
 	EXPECT_TRUE(rds_addr_eq(&ss, &got));
+	close(fd);
+}
+
+/* All of 127.0.0.0/8 is loopback, also written v4-mapped. */
+TEST(loopback_v4_net_and_mapped)
+{
+	struct sockaddr_storage ss, got, want;
+	socklen_t len;
+	int fd;
+
+	fd = rds_bound_socket_at(AF_INET, "127.1.2.3", 0, &got);
+	ASSERT_LE(0, fd) TH_LOG("127.1.2.3: %s", strerror(errno));
+	close(fd);
+
+	fd = rds_socket();
+	ASSERT_LE(0, fd);
+	len = rds_mkaddr(AF_INET6, "::ffff:127.0.0.1", 0, &ss);
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&ss, len));
+	len = sizeof(got);
+	ASSERT_EQ(0, getsockname(fd, (struct sockaddr *)&got, &len));
+	EXPECT_EQ(AF_INET, got.ss_family);
+	rds_mkaddr(AF_INET, "127.0.0.1", rds_port_of(&got), &want);
+	EXPECT_TRUE(rds_addr_eq(&want, &got));
+	close(fd);
+
+	/* in-tree: loopback is IPv4 127/8 and ::1 only */
+	fd = rds_socket();
+	ASSERT_LE(0, fd);
+	len = rds_mkaddr(AF_INET6, "::2", 0, &ss);
+	EXPECT_ERRNO(bind(fd, (struct sockaddr *)&ss, len), EADDRNOTAVAIL);
 	close(fd);
 }
 

@@ -11,6 +11,9 @@
  *  6. cmsgs: malformed or unknown SOL_RDS type: -EINVAL (other levels are
  *     ignored); MSG_ZEROCOPY without a cookie: -EINVAL
  *  7. user buffers: -EFAULT.
+ * A socket bound to loopback (127/8, ::1) sends with the loopback
+ * transport: MSG_DONTWAIT sends of 1 B, 4 KiB and 64 KiB are queued (and
+ * delivered), also to a port nobody holds.
  * The socket layer adds: msg_namelen > sizeof(sockaddr_storage) to sendto()
  * -EINVAL; a bad msg_name or msghdr pointer -EFAULT; msg_iovlen >
  * UIO_MAXIOV -EMSGSIZE; bad control pointer -EFAULT.
@@ -385,6 +388,49 @@ TEST_F(se, zerocopy_without_cookie)
 	memcpy(CMSG_DATA(c), &cookie, sizeof(cookie));
 	EXPECT_ERRNO(sendmsg(self->a, &m, MSG_ZEROCOPY), EOPNOTSUPP);
 	EXPECT_TRUE(nothing_queued(self->b));
+}
+
+TEST_F(se, loopback_dontwait)
+{
+	static const size_t sizes[] = { 1, 4096, 65536 };
+	struct sockaddr_storage la, lb, from, nobody;
+	const char *lo = rds_loop_str(variant->family);
+	static char big[65536], got[65536];
+	unsigned int i;
+	int a, b;
+
+	a = rds_bound_socket_at(variant->family, lo, 0, &la);
+	ASSERT_LE(0, a) TH_LOG("bind %s: %s", lo, strerror(errno));
+	b = rds_bound_socket_at(variant->family, lo, 0, &lb);
+	ASSERT_LE(0, b) TH_LOG("bind %s: %s", lo, strerror(errno));
+	for (i = 0; i < 3; i++) {
+		rds_fill(big, sizes[i], i + 1);
+		EXPECT_EQ((ssize_t)sizes[i],
+			  rds_sendto(a, big, sizes[i], MSG_DONTWAIT, &lb))
+			TH_LOG("%zu bytes: %s", sizes[i], strerror(errno));
+	}
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ((ssize_t)sizes[i],
+			  rds_recv_wait(b, got, sizeof(got), 0, &from, RDS_WAIT_MS));
+		EXPECT_TRUE(rds_check(got, sizes[i], i + 1));
+		EXPECT_TRUE(rds_addr_eq(&la, &from));
+	}
+	/* nobody there: queued all the same (and dropped on arrival) */
+	nobody = lb;
+	rds_set_port(&nobody, rds_port_of(&lb) == 65535 ? 2 : rds_port_of(&lb) + 1);
+	close(b);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ((ssize_t)sizes[i],
+			  rds_sendto(a, big, sizes[i], MSG_DONTWAIT, &nobody))
+			TH_LOG("%zu bytes: %s", sizes[i], strerror(errno));
+	EXPECT_EQ(1, rds_sendto(a, "x", 1, MSG_DONTWAIT, &lb));
+	/* to the node's RDMA address: delivered locally as well */
+	EXPECT_EQ(1, rds_sendto(a, "y", 1, MSG_DONTWAIT, &self->ba));
+	ASSERT_EQ(1, rds_recv_wait(self->b, got, sizeof(got), 0, &from,
+				   RDS_WAIT_MS));
+	EXPECT_EQ('y', got[0]);
+	EXPECT_TRUE(rds_addr_eq(&la, &from));
+	close(a);
 }
 
 TEST_F(se, errors_leave_socket_usable)

@@ -11,7 +11,9 @@
  *    bind, optlen == int, range checked; get gives RDS_TRANS_NONE unbound),
  *    SO_RDS_MSG_RXPATH_LATENCY (struct rds_rx_trace_so, any bad value:
  *    EFAULT; then an RDS_CMSG_RXPATH_LATENCY cmsg per message),
- *    RDS_CANCEL_SENT_TO argument checks (ENOTCONN unbound, EINVAL short);
+ *    RDS_CANCEL_SENT_TO argument checks (ENOTCONN unbound, EINVAL short),
+ *    RDS_FREE_MR with a 0 cookie (flush: needs a transport that flushes,
+ *    else EINVAL), the options of a loopback-bound socket;
  *  unknown SOL_RDS options and other levels: ENOPROTOOPT.
  */
 #include <sys/time.h>
@@ -395,6 +397,90 @@ TEST_F(so, cancel_sent_to_args)
 	/* the socket still works */
 	ASSERT_EQ(1, rds_sendto(self->a, "c", 1, 0, &self->ba));
 	ASSERT_EQ(1, rds_recv_wait(self->b, big, 1, 0, NULL, RDS_WAIT_MS));
+}
+
+/*
+ * RDS_FREE_MR with cookie 0 flushes the transport's MRs: EINVAL without a
+ * transport or with one that cannot (loopback), 0 on RDMA, bound or not;
+ * the length must be exactly sizeof(struct rds_free_mr_args).
+ */
+TEST_F(so, free_mr_flush)
+{
+	struct rds_free_mr_args f = { .cookie = 0, .flags = 0 };
+	char big[sizeof(f) + 8] = { 0 };
+	int lo;
+
+	ASSERT_EQ(16, sizeof(f));
+	EXPECT_ERRNO(setsockopt(self->u, SOL_RDS, RDS_FREE_MR, &f, sizeof(f)),
+		     EINVAL);
+	EXPECT_EQ(0, setsockopt(self->a, SOL_RDS, RDS_FREE_MR, &f, sizeof(f)));
+	f.flags = RDS_RDMA_INVALIDATE;
+	EXPECT_EQ(0, setsockopt(self->a, SOL_RDS, RDS_FREE_MR, &f, sizeof(f)));
+	EXPECT_ERRNO(setsockopt(self->a, SOL_RDS, RDS_FREE_MR, &f, sizeof(f) - 1),
+		     EINVAL);
+	EXPECT_ERRNO(setsockopt(self->a, SOL_RDS, RDS_FREE_MR, big, sizeof(big)),
+		     EINVAL);
+
+	lo = rds_bound_socket_at(variant->family, rds_loop_str(variant->family),
+				 0, NULL);
+	ASSERT_LE(0, lo) TH_LOG("bind %s: %s", rds_loop_str(variant->family),
+				strerror(errno));
+	EXPECT_ERRNO(setsockopt(lo, SOL_RDS, RDS_FREE_MR, &f, sizeof(f)), EINVAL);
+	close(lo);
+
+	/* a transport chosen with SO_RDS_TRANSPORT is enough */
+	ASSERT_EQ(0, seti(self->u, SOL_RDS, SO_RDS_TRANSPORT, RDS_TRANS_IB));
+	EXPECT_EQ(0, setsockopt(self->u, SOL_RDS, RDS_FREE_MR, &f, sizeof(f)));
+}
+
+/* A socket bound to loopback: bound, but no RDMA. */
+TEST_F(so, loopback_bound)
+{
+	struct sockaddr_storage la, d = self->ba;
+	struct rds_get_mr_args g;
+	char buf[64];
+	int lo, v = -7;
+
+	lo = rds_bound_socket_at(variant->family, rds_loop_str(variant->family),
+				 0, &la);
+	ASSERT_LE(0, lo) TH_LOG("bind %s: %s", rds_loop_str(variant->family),
+				strerror(errno));
+	ASSERT_EQ(0, geti(lo, SOL_RDS, SO_RDS_TRANSPORT, &v));
+	EXPECT_EQ(3, v);	/* in-tree RDS_TRANS_LOOP */
+	EXPECT_ERRNO(seti(lo, SOL_RDS, SO_RDS_TRANSPORT, RDS_TRANS_IB),
+		     EOPNOTSUPP);
+	/* bound: CANCEL_SENT_TO takes any destination */
+	EXPECT_EQ(0, setsockopt(lo, SOL_RDS, RDS_CANCEL_SENT_TO, &d,
+				rds_sslen(&d)));
+	EXPECT_EQ(0, setsockopt(lo, SOL_RDS, RDS_CANCEL_SENT_TO, &la,
+				rds_sslen(&la)));
+	EXPECT_ERRNO(setsockopt(lo, SOL_RDS, RDS_CANCEL_SENT_TO, &d, 8), EINVAL);
+	/* no MRs on loopback */
+	memset(&g, 0, sizeof(g));
+	g.vec.addr = (uintptr_t)buf;
+	g.vec.bytes = sizeof(buf);
+	EXPECT_ERRNO(setsockopt(lo, SOL_RDS, RDS_GET_MR, &g, sizeof(g)),
+		     EOPNOTSUPP);
+	/* the booleans work as on any socket */
+	EXPECT_EQ(0, seti(lo, SOL_RDS, RDS_RECVERR, 1));
+	EXPECT_EQ(0, seti(lo, SOL_RDS, RDS_CONG_MONITOR, 1));
+	close(lo);
+}
+
+/*
+ * Deliberate difference: a bind that fails in rds_add_bound() (port in
+ * use, port 1) keeps the transport set with SO_RDS_TRANSPORT.  In-tree it
+ * is forgotten (RDS_TRANS_NONE afterwards) and its module reference leaked.
+ */
+TEST_F(so, transport_kept_after_failed_bind)
+{
+	int v = -7;
+
+	ASSERT_EQ(0, seti(self->u, SOL_RDS, SO_RDS_TRANSPORT, RDS_TRANS_IB));
+	EXPECT_ERRNO(bind(self->u, (struct sockaddr *)&self->aa,
+			  rds_sslen(&self->aa)), EADDRINUSE);
+	ASSERT_EQ(0, geti(self->u, SOL_RDS, SO_RDS_TRANSPORT, &v));
+	EXPECT_EQ(rds_intree() ? RDS_TRANS_NONE : RDS_TRANS_IB, v);
 }
 
 TEST_F(so, unknown_options)

@@ -200,14 +200,16 @@ static inline int rds_socket(void)
 }
 
 /*
- * A socket bound to the node's own address (port 0: any).  *out gets the
- * bound address as getsockname() reports it.  Returns the fd or -1.
+ * A socket bound to addr (rds_bound_socket(): the node's own address) and
+ * port (0: any).  *out gets the bound address as getsockname() reports it.
+ * Returns the fd or -1.
  */
-static inline int rds_bound_socket(int family, uint16_t port,
-				   struct sockaddr_storage *out)
+static inline int rds_bound_socket_at(int family, const char *addr,
+				      uint16_t port,
+				      struct sockaddr_storage *out)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = rds_mkaddr(family, rds_local_str(family), port, &ss);
+	socklen_t len = rds_mkaddr(family, addr, port, &ss);
 	int fd, saved;
 
 	if (!len)
@@ -228,6 +230,22 @@ fail:
 	close(fd);
 	errno = saved;
 	return -1;
+}
+
+static inline int rds_bound_socket(int family, uint16_t port,
+				   struct sockaddr_storage *out)
+{
+	return rds_bound_socket_at(family, rds_local_str(family), port, out);
+}
+
+/*
+ * The loopback address of a family: in-tree (and here) a socket bound to
+ * 127.0.0.0/8 or ::1 gets the loopback transport, which has no RDMA, no
+ * TOS and no MR flush.
+ */
+static inline const char *rds_loop_str(int family)
+{
+	return family == AF_INET6 ? "::1" : "127.0.0.1";
 }
 
 static inline ssize_t rds_sendto(int fd, const void *buf, size_t len, int flags,

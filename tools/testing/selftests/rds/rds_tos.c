@@ -2,8 +2,9 @@
 /*
  * SIOCRDSSETTOS / SIOCRDSGETTOS (in-tree rds_ioctl()):
  *  - GETTOS always works (0 until set);
- *  - SETTOS needs a transport (bound socket), else the ioctl is unknown to
- *    RDS and the socket layer answers ENOTTY;
+ *  - SETTOS needs a transport with a TOS (bound to an RDMA address, or
+ *    SO_RDS_TRANSPORT), else the ioctl is unknown to RDS and the socket
+ *    layer answers ENOTTY: unbound, and bound to loopback (127/8, ::1);
  *  - SETTOS works once, and only before the socket has sent (has a
  *    connection): EINVAL otherwise;
  *  - bad argument pointer: EFAULT; any other SIOCPROTOPRIVATE+n: ENOTTY.
@@ -93,6 +94,37 @@ TEST_F(tos, set_unbound)
 {
 	EXPECT_ERRNO(settos(self->u, 1), ENOTTY);
 	EXPECT_EQ(0, gettos(self->u));
+}
+
+/* The loopback transport has no TOS map: unknown ioctl, nothing set. */
+TEST_F(tos, set_loopback_bound)
+{
+	struct sockaddr_storage la;
+	char c;
+	int lo;
+
+	lo = rds_bound_socket_at(variant->family, rds_loop_str(variant->family),
+				 0, &la);
+	ASSERT_LE(0, lo) TH_LOG("bind %s: %s", rds_loop_str(variant->family),
+				strerror(errno));
+	EXPECT_ERRNO(settos(lo, 1), ENOTTY);
+	EXPECT_ERRNO(settos(lo, 0), ENOTTY);
+	EXPECT_EQ(0, gettos(lo));
+	EXPECT_ERRNO(ioctl(lo, SIOCRDSSETTOS, NULL), EFAULT);
+	ASSERT_EQ(1, rds_sendto(lo, "l", 1, 0, &la));
+	ASSERT_EQ(1, rds_recv_wait(lo, &c, 1, 0, NULL, RDS_WAIT_MS));
+	EXPECT_ERRNO(settos(lo, 1), ENOTTY);
+	close(lo);
+}
+
+/* SO_RDS_TRANSPORT alone (unbound) is enough for a TOS. */
+TEST_F(tos, set_with_transport_unbound)
+{
+	ASSERT_EQ(0, setsockopt(self->u, SOL_RDS, SO_RDS_TRANSPORT,
+				&(int){ RDS_TRANS_IB }, sizeof(int)));
+	EXPECT_EQ(0, settos(self->u, 4));
+	EXPECT_EQ(4, gettos(self->u));
+	EXPECT_ERRNO(settos(self->u, 5), EINVAL);
 }
 
 TEST_F(tos, set_after_send)
