@@ -332,7 +332,7 @@ static int __init rds_ib_init(void)
 {
 	int ret;
 
-	ret = percpu_counter_init(&rds_ib_rx_allocated, 0, GFP_KERNEL);
+	ret = rds_ib_recv_init();
 	if (ret)
 		return ret;
 	rds_ib_wq = alloc_workqueue("rds_ib", WQ_MEM_RECLAIM, 0);
@@ -368,7 +368,7 @@ out_sysctl:
 out_wq:
 	destroy_workqueue(rds_ib_wq);
 out_counter:
-	percpu_counter_destroy(&rds_ib_rx_allocated);
+	rds_ib_recv_exit();
 	return ret;
 }
 module_init(rds_ib_init);
@@ -381,8 +381,7 @@ static void __exit rds_ib_exit(void)
 	ib_unregister_client(&rds_ib_client);
 	destroy_workqueue(rds_ib_wq);
 	rds_ib_sysctl_exit();
-	WARN_ON(percpu_counter_sum(&rds_ib_rx_allocated));
-	percpu_counter_destroy(&rds_ib_rx_allocated);
+	rds_ib_recv_exit();
 }
 module_exit(rds_ib_exit);
 

@@ -221,7 +221,7 @@ struct rds_ib_statistics {
 	u64	s_ib_atomic_emulated_retries;
 	u64	s_ib_atomic_emulated;
 	u64	s_ib_atomic_emulated_exhausted;
-	u64	s_ib_rx_inc_spare_used;
+	u64	s_ib_rx_inc_reserve_used;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);
@@ -329,12 +329,14 @@ struct rds_ib_recv_slot {
  * @ii_inc: what rds.ko sees; the header is in ii_inc.i_hdr
  * @ii_nr_frags: fragments expected (1 for a 0-byte message)
  * @ii_got: fragments received so far
+ * @ii_reserve: allocated from the reserve mempool (ib_recv.c)
  * @ii_pages: one page per fragment; @ii_got are valid
  */
 struct rds_ib_incoming {
 	struct rds_incoming	ii_inc;
 	u32			ii_nr_frags;
 	u32			ii_got;
+	bool			ii_reserve;
 	struct page		*ii_pages[];
 };
 
@@ -411,8 +413,6 @@ struct rds_ib_connection;
  * @e_recv_tail: ring sequence of the next slot to complete (e_recv_lock)
  * @e_recv_head_idx: slot of @e_recv_head (e_recv_lock)
  * @e_recv_inc: message being reassembled
- * @e_recv_spare: reassembly state of the largest size for when an atomic
- *	allocation fails (taken by xchg, made again by the refill worker)
  * @e_refill_work: refills the ring in process context
  */
 struct rds_ib_ep {
@@ -470,7 +470,6 @@ struct rds_ib_ep {
 	u32			e_recv_tail;
 	u32			e_recv_head_idx;
 	struct rds_ib_incoming	*e_recv_inc;
-	struct rds_ib_incoming	*e_recv_spare;
 	struct delayed_work	e_refill_work;
 
 	/* RDMA and atomic WRs in flight (ib_rdma.c, ib_atomic.c) */
@@ -562,6 +561,8 @@ void rds_ib_set_ack(struct rds_ib_ep *ep, u64 seq, bool required);
 void rds_ib_header_csum(struct rds_header *hdr);
 
 /* ib_recv.c */
+int rds_ib_recv_init(void);
+void rds_ib_recv_exit(void);
 int rds_ib_recv_ring_alloc(struct rds_ib_ep *ep);
 void rds_ib_recv_ring_free(struct rds_ib_ep *ep);
 int rds_ib_recv_refill(struct rds_ib_ep *ep, gfp_t gfp);

@@ -32,11 +32,12 @@
  * Reassembly.  The first fragment of a message allocates a struct
  * rds_ib_incoming with room for one page pointer per fragment, taken from
  * its header's h_len, which is checked against the 1 MiB limit.  When that
- * atomic allocation fails the endpoint's spare (one of the largest size,
- * made in process context) is used and the refill worker makes a new one;
- * a shortage of memory is not the peer's fault and drops nothing unless
- * the spare is gone too (then the path is dropped as a transport error,
- * -ENOMEM, and the sender retransmits after the reconnect).  Each
+ * atomic allocation fails, one of the largest size comes from a mempool
+ * shared by all connections (RDS_IB_INC_RESERVE elements, refilled as
+ * messages are freed): a shortage of memory is not the peer's fault and
+ * drops nothing unless the reserve is exhausted too (then the path is
+ * dropped as a transport error, -ENOMEM, and the sender retransmits after
+ * the reconnect).  Each
  * further fragment must repeat the sequence number, length and ports of the
  * first and carry exactly the bytes expected; anything else is a protocol
  * error that drops the connection (the sender retransmits, nothing is
@@ -55,6 +56,7 @@
 #include <linux/mm.h>
 #include <linux/highmem.h>
 #include <linux/delay.h>
+#include <linux/mempool.h>
 #include <linux/sched/clock.h>
 
 #include "ib.h"
@@ -71,7 +73,7 @@ static unsigned int rds_ib_recv_delay_us;
  *                          new connections (start just below the wrap);
  *  rds_ib_recv_fail_every  every Nth atomic allocation of the receive
  *                          completion path (fragment pages, messages)
- *                          fails, so the refill worker and the spare run;
+ *                          fails, so the refill worker and the reserve run;
  *  rds_ib_recv_delay_us    the completion handler busy-waits this long
  *                          after handing a slot back, widening any window
  *                          in which a refill on another CPU could reuse it.
@@ -135,18 +137,43 @@ static bool rds_ib_recv_inject_fail(gfp_t gfp)
 
 /* Largest reassembly state: one page pointer per fragment of 1 MiB. */
 #define RDS_IB_INC_MAX_FRAGS	DIV_ROUND_UP(RDS_MAX_MSG_SIZE, RDS_FRAG_SIZE)
+/* Reserve of largest-size reassembly states, shared by all connections. */
+#define RDS_IB_INC_RESERVE	64
 
-/* Make the endpoint's spare reassembly state if it has none.  Sleeps. */
-static void rds_ib_recv_spare_fill(struct rds_ib_ep *ep)
+static mempool_t *rds_ib_inc_pool;
+
+/**
+ * rds_ib_recv_init - module-wide receive state
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rds_ib_recv_init(void)
 {
-	struct rds_ib_incoming *inc;
+	int ret;
 
-	if (READ_ONCE(ep->e_recv_spare))
-		return;
-	inc = kmalloc(struct_size(inc, ii_pages, RDS_IB_INC_MAX_FRAGS),
-		      GFP_KERNEL);
-	if (inc && cmpxchg(&ep->e_recv_spare, NULL, inc))
-		kfree(inc);
+	ret = percpu_counter_init(&rds_ib_rx_allocated, 0, GFP_KERNEL);
+	if (ret)
+		return ret;
+	rds_ib_inc_pool = mempool_create_kmalloc_pool(RDS_IB_INC_RESERVE,
+			struct_size_t(struct rds_ib_incoming, ii_pages,
+				      RDS_IB_INC_MAX_FRAGS));
+	if (!rds_ib_inc_pool) {
+		percpu_counter_destroy(&rds_ib_rx_allocated);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * rds_ib_recv_exit - undo rds_ib_recv_init()
+ *
+ * Every connection is gone; warns if a receive page is still accounted.
+ */
+void rds_ib_recv_exit(void)
+{
+	mempool_destroy(rds_ib_inc_pool);
+	WARN_ON(percpu_counter_sum(&rds_ib_rx_allocated));
+	percpu_counter_destroy(&rds_ib_rx_allocated);
 }
 
 static bool rds_ib_rx_alloc_ok(void)
@@ -218,7 +245,6 @@ int rds_ib_recv_ring_alloc(struct rds_ib_ep *ep)
 	ep->e_recv_head = READ_ONCE(rds_ib_ring_seq_start);
 	ep->e_recv_tail = ep->e_recv_head;
 	ep->e_recv_head_idx = 0;
-	rds_ib_recv_spare_fill(ep);
 	return 0;
 }
 
@@ -238,7 +264,6 @@ void rds_ib_recv_ring_free(struct rds_ib_ep *ep)
 		rds_inc_put(&ep->e_recv_inc->ii_inc);
 		ep->e_recv_inc = NULL;
 	}
-	kfree(xchg(&ep->e_recv_spare, NULL));
 	if (ep->e_recvs) {
 		for (i = 0; i < ep->e_recv_nr; i++) {
 			struct rds_ib_recv_slot *rs = &ep->e_recvs[i];
@@ -366,7 +391,6 @@ void rds_ib_refill_worker(struct work_struct *work)
 	int ret;
 
 	rds_ib_stats_inc(s_ib_rx_refill_from_thread);
-	rds_ib_recv_spare_fill(ep);
 	ret = rds_ib_recv_refill(ep, GFP_KERNEL);
 	if (ret == -ENOMEM)
 		queue_delayed_work(rds_ib_wq, &ep->e_refill_work, HZ / 10);
@@ -424,15 +448,18 @@ static bool rds_ib_process_frag(struct rds_ib_ep *ep,
 		if (!rds_ib_recv_inject_fail(GFP_ATOMIC))
 			ibinc = kmalloc(struct_size(ibinc, ii_pages, nfrags),
 					GFP_ATOMIC | __GFP_NOWARN);
-		if (!ibinc) {
-			/* Not the peer's fault: use the spare, make another. */
-			ibinc = xchg(&ep->e_recv_spare, NULL);
-			queue_delayed_work(rds_ib_wq, &ep->e_refill_work, 0);
+		if (ibinc) {
+			ibinc->ii_reserve = false;
+		} else {
+			/* Not the peer's fault: take one from the reserve. */
+			ibinc = mempool_alloc(rds_ib_inc_pool,
+					      GFP_ATOMIC | __GFP_NOWARN);
 			if (!ibinc) {
 				*nomem = true;
 				return false;
 			}
-			rds_ib_stats_inc(s_ib_rx_inc_spare_used);
+			ibinc->ii_reserve = true;
+			rds_ib_stats_inc(s_ib_rx_inc_reserve_used);
 		}
 		rds_inc_init(&ibinc->ii_inc, ic->ic_cp, &conn->c_faddr);
 		memcpy(&ibinc->ii_inc.i_hdr, hdr, sizeof(*hdr));
@@ -647,5 +674,8 @@ void rds_ib_inc_free(struct rds_incoming *inc)
 
 	for (i = 0; i < n; i++)
 		rds_ib_frag_put(ibinc->ii_pages[i]);
-	kfree(ibinc);
+	if (ibinc->ii_reserve)
+		mempool_free(ibinc, rds_ib_inc_pool);
+	else
+		kfree(ibinc);
 }

@@ -78,7 +78,7 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_atomic_emulated_retries",
 	"ib_atomic_emulated",
 	"ib_atomic_emulated_exhausted",
-	"ib_rx_inc_spare_used",
+	"ib_rx_inc_reserve_used",
 };
 
 static_assert(ARRAY_SIZE(rds_ib_stat_names) * sizeof(u64) ==

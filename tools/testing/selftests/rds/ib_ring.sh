@@ -88,7 +88,7 @@ t "refill race: small rings, refill worker forced, slot window widened" \
 	'setup "rds_ib_ring_seq_start=0 rds_ib_recv_fail_every=2 rds_ib_recv_delay_us=1000"'
 flip_start
 t "refill race: $msgs hashed messages each way, in order, exactly once" \
-	'stress && { c=$(counter ib_rx_refill_from_thread); echo "# ib_rx_refill_from_thread=$c ib_rx_inc_spare_used=$(counter ib_rx_inc_spare_used)"; [ "${c:-0}" -gt 0 ]; }'
+	'stress && { c=$(counter ib_rx_refill_from_thread); echo "# ib_rx_refill_from_thread=$c ib_rx_inc_reserve_used=$(counter ib_rx_inc_reserve_used)"; [ "${c:-0}" -gt 0 ]; }'
 flip_stop
 t "refill race: unload on both nodes (no page left accounted)" 'unload_both'
 rds-mods load ours >/dev/null 2>&1
