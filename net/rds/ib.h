@@ -222,6 +222,11 @@ struct rds_ib_statistics {
 	u64	s_ib_atomic_emulated;
 	u64	s_ib_atomic_emulated_exhausted;
 	u64	s_ib_rx_inc_reserve_used;
+	u64	s_ib_rdma_mr_retired;
+	u64	s_ib_rdma_mr_parked;
+	u64	s_ib_rdma_mr_adopted;
+	u64	s_ib_rdma_mr_key_exhausted;
+	u64	s_ib_rdma_regqp_foreign_req;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);

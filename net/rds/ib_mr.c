@@ -23,7 +23,16 @@
  * device's max_mr).  MRs are allocated on demand up to that size and kept
  * on the pool's clean list once their key is dead and nobody holds them.
  * Every registration rotates the key's low byte (ib_inc_rkey) right before
- * REG_MR is posted, so a stale cookie never matches a reused MR.
+ * REG_MR is posted.
+ *
+ * Key reuse.  A key handed out is not handed out again before
+ * md_key_window (2^24) further registrations on the device: an MR is
+ * retired after RDS_IB_MR_KEY_USES registrations (all values of its key
+ * byte), every deregistration of an MR that used a key stamps its index
+ * (rkey >> 8) with the device's registration clock (md_reg_seq) in a
+ * cool-down table (md_cool), and a new MR whose index is still cooling
+ * down is parked, kept allocated, instead of used, and adopted once the
+ * index cooled down.  See "Keys never come back" in rds.rst.
  *
  * The MR chooses its iova: the page offset of the buffer, plus
  * RDS_MR_IOVA_USE_ONCE for use-once keys (see the RDMA design in
@@ -77,6 +86,7 @@
 #include <linux/slab.h>
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/random.h>
 #include <net/ipv6.h>
 
 #include "ib.h"
@@ -108,6 +118,62 @@ __MODULE_PARM_TYPE(rds_ib_mr_1m_pool_size, "uint");
 MODULE_PARM_DESC(rds_ib_mr_1m_pool_size,
 		 " Max number of 1M MRs per device (1..2147483647, default 4096; capped by the device)");
 
+/*
+ * Key reuse.  An index (rkey >> 8) is not used again before this many
+ * registrations (REG_MRs posted on the device) passed since its last verbs
+ * MR was deregistered.  Smaller values are a test knob: they weaken the
+ * guarantee.
+ */
+#define RDS_IB_MR_KEY_WINDOW_MIN	RDS_IB_MR_KEY_USES
+static unsigned int rds_ib_mr_key_window = 1U << 24;
+
+static int rds_ib_mr_key_window_set(const char *val,
+				    const struct kernel_param *kp)
+{
+	return rds_param_set_uint_range(val, kp, RDS_IB_MR_KEY_WINDOW_MIN,
+					UINT_MAX);
+}
+
+static const struct kernel_param_ops rds_ib_mr_key_window_ops = {
+	.set	= rds_ib_mr_key_window_set,
+	.get	= param_get_uint,
+};
+
+/* Read-only: a device's window is fixed when its MR state is made. */
+module_param_cb(rds_ib_mr_key_window, &rds_ib_mr_key_window_ops,
+		&rds_ib_mr_key_window, 0444);
+__MODULE_PARM_TYPE(rds_ib_mr_key_window, "uint");
+MODULE_PARM_DESC(rds_ib_mr_key_window,
+		 " Registrations before an MR index is used again (256..4294967295, default 16777216; small values are for tests)");
+
+/*
+ * Test knob: every Nth ib_alloc_mr() of a device is treated as if the HCA
+ * had handed back an index still cooling down (as mlx5 firmware may), so
+ * parking and adoption run on rxe, whose indices never come back early.
+ */
+static unsigned int rds_ib_mr_park_every;
+
+static int rds_ib_mr_park_every_set(const char *val,
+				    const struct kernel_param *kp)
+{
+	return rds_param_set_uint_range(val, kp, 0, 1000000);
+}
+
+static const struct kernel_param_ops rds_ib_mr_park_every_ops = {
+	.set	= rds_ib_mr_park_every_set,
+	.get	= param_get_uint,
+};
+
+module_param_cb(rds_ib_mr_park_every, &rds_ib_mr_park_every_ops,
+		&rds_ib_mr_park_every, 0644);
+__MODULE_PARM_TYPE(rds_ib_mr_park_every, "uint");
+MODULE_PARM_DESC(rds_ib_mr_park_every,
+		 " Test: park every Nth new MR as if its index were cooling down (0..1000000, default 0: off)");
+
+/* Parked MRs per pool, and ib_alloc_mr() tries per new pool MR. */
+#define RDS_IB_MR_PARK_MAX	32
+#define RDS_IB_MR_ALLOC_TRIES	4
+
 /* Send queue of the registration QP; one entry stays free for the drain. */
 #define RDS_IB_REGQP_SQ		512
 #define RDS_IB_REGQP_TIMEOUT_MS	5000
@@ -118,6 +184,9 @@ MODULE_PARM_DESC(rds_ib_mr_1m_pool_size,
 static DEFINE_MUTEX(rds_ib_mr_dev_mutex);	/* making rid->rid_mr */
 
 static void rds_ib_mr_stat(int class, unsigned int which);
+static void rds_ib_mr_cool_start(struct rds_ib_mr_dev *md,
+				 struct rds_ib_mr *mr);
+static void rds_ib_mr_free(struct rds_ib_mr *mr);
 
 enum {
 	RDS_IB_MR_STAT_ALLOC,
@@ -176,9 +245,16 @@ static void rds_ib_mr_dev_free(struct kref *ref)
 {
 	struct rds_ib_mr_dev *md = container_of(ref, struct rds_ib_mr_dev,
 						md_ref);
+	struct rds_ib_mr_cool *c;
+	unsigned long index;
 
 	WARN_ON(!xa_empty(&md->md_keys));
 	xa_destroy(&md->md_keys);
+	/* Every MR is gone: the device's indices are of no more interest. */
+	xa_for_each(&md->md_cool, index, c)
+		kfree(c);
+	xa_destroy(&md->md_cool);
+	mutex_destroy(&md->md_cool_lock);
 	rds_ib_device_put(md->md_rid);
 	kfree(md);
 }
@@ -258,6 +334,63 @@ static void rds_ib_mr_conn_param(struct rdma_conn_param *param)
 	param->rnr_retry_count = 7;
 }
 
+/* Same address (and, with @port, the same port)? */
+static bool rds_ib_mr_same_addr(const struct sockaddr *a,
+				const struct sockaddr *b, bool port)
+{
+	if (a->sa_family != b->sa_family)
+		return false;
+	if (a->sa_family == AF_INET) {
+		const struct sockaddr_in *x = (const struct sockaddr_in *)a;
+		const struct sockaddr_in *y = (const struct sockaddr_in *)b;
+
+		return x->sin_addr.s_addr == y->sin_addr.s_addr &&
+		       (!port || x->sin_port == y->sin_port);
+	}
+	if (a->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)a;
+		const struct sockaddr_in6 *y = (const struct sockaddr_in6 *)b;
+
+		return ipv6_addr_equal(&x->sin6_addr, &y->sin6_addr) &&
+		       (!port || x->sin6_port == y->sin6_port);
+	}
+	return false;
+}
+
+/**
+ * rds_ib_mr_req_ours - is a CONNECT_REQUEST our own active side's?
+ * @md: device state
+ * @id: the new passive cm_id of the request
+ * @event: the request
+ *
+ * The listener of the self-connection listens on an address anyone on
+ * the network can reach; accepting a stranger would give it an RC QP on
+ * our PD.  Ours comes from the active cm_id's source address and port
+ * and carries md_nonce, a random number remade with every registration
+ * QP, as its private data (rdma_cm may pad the private data: only the
+ * first bytes count).  On iWARP the TCP source port may be remapped (the
+ * iWARP port mapper), so there only the address is compared; the nonce is
+ * what a stranger cannot forge.
+ *
+ * Return: true if the request is ours.
+ */
+static bool rds_ib_mr_req_ours(struct rds_ib_mr_dev *md,
+			       struct rdma_cm_id *id,
+			       struct rdma_cm_event *event)
+{
+	const struct rdma_conn_param *conn = &event->param.conn;
+
+	if (!conn->private_data ||
+	    conn->private_data_len < sizeof(md->md_nonce))
+		return false;
+	if (memcmp(conn->private_data, &md->md_nonce, sizeof(md->md_nonce)))
+		return false;
+	return rds_ib_mr_same_addr((struct sockaddr *)&id->route.addr.dst_addr,
+				   (struct sockaddr *)&md->md_active_src,
+				   !rdma_protocol_iwarp(id->device,
+							id->port_num));
+}
+
 static void rds_ib_mr_cm_fail(struct rds_ib_mr_dev *md, int err)
 {
 	if (!completion_done(&md->md_cm_done)) {
@@ -288,12 +421,20 @@ static int rds_ib_mr_cm_handler(struct rdma_cm_id *id,
 		ret = rds_ib_mr_create_qp(md, id, true);
 		if (!ret) {
 			rds_ib_mr_conn_param(&param);
+			param.private_data = &md->md_nonce;
+			param.private_data_len = sizeof(md->md_nonce);
+			/* The listener's check; its request comes after. */
+			memcpy(&md->md_active_src, &id->route.addr.src_addr,
+			       sizeof(md->md_active_src));
 			ret = rdma_connect_locked(id, &param);
 		}
 		break;
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
-		if (md->md_passive_id)
-			return 1;	/* only our own active side may come */
+		/* Only our own active side may come, and only once. */
+		if (md->md_passive_id || !rds_ib_mr_req_ours(md, id, event)) {
+			rds_ib_stats_inc(s_ib_rdma_regqp_foreign_req);
+			return 1;
+		}
 		ret = rds_ib_mr_create_qp(md, id, false);
 		if (ret)
 			return 1;
@@ -410,6 +551,9 @@ static int rds_ib_mr_qp_create(struct rds_ib_mr_dev *md,
 	}
 	reinit_completion(&md->md_cm_done);
 	md->md_cm_status = -ETIMEDOUT;
+	/* Before the listener exists: its handler reads them. */
+	get_random_bytes(&md->md_nonce, sizeof(md->md_nonce));
+	memset(&md->md_active_src, 0, sizeof(md->md_active_src));
 
 	md->md_listen_id = rdma_create_id(&init_net, rds_ib_mr_cm_handler, md,
 					  RDMA_PS_TCP, IB_QPT_RC);
@@ -491,6 +635,7 @@ static void rds_ib_mr_reap_unknown(struct rds_ib_mr_dev *md)
 		spin_unlock_bh(&pool->p_lock);
 		if (ibmr) {
 			ib_dereg_mr(ibmr);
+			rds_ib_mr_cool_start(md, mr);
 			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
 			wake_up(&pool->p_wait);
 		}
@@ -627,12 +772,18 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 	INIT_WORK(&md->md_recover_work, rds_ib_mr_recover_worker);
 	xa_init(&md->md_keys);
 	INIT_LIST_HEAD(&md->md_unknown);
+	atomic64_set(&md->md_reg_seq, 0);
+	md->md_key_window = rds_ib_mr_key_window;
+	mutex_init(&md->md_cool_lock);
+	xa_init(&md->md_cool);
+	INIT_LIST_HEAD(&md->md_cool_fifo);
 	for (i = 0; i < RDS_IB_MR_NPOOLS; i++) {
 		struct rds_ib_mr_pool *pool = &md->md_pools[i];
 
 		spin_lock_init(&pool->p_lock);
 		INIT_LIST_HEAD(&pool->p_clean);
 		INIT_LIST_HEAD(&pool->p_all);
+		INIT_LIST_HEAD(&pool->p_parked);
 		init_waitqueue_head(&pool->p_wait);
 		pool->p_class = i;
 	}
@@ -663,13 +814,268 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 
 /* ---- the pools ---- */
 
-/* A clean MR of @pool, allocated if the pool may grow.  May sleep. */
-static struct rds_ib_mr *rds_ib_mr_pool_get(struct rds_ib_mr_dev *md,
-					    struct rds_ib_mr_pool *pool)
+/* ---- key reuse: MR indices cool down before they are used again ---- */
+
+/* Is the index of @c still cooling down?  md_cool_lock or p_lock held. */
+static bool rds_ib_mr_cooling(struct rds_ib_mr_dev *md,
+			      const struct rds_ib_mr_cool *c)
+{
+	return (u64)atomic64_read(&md->md_reg_seq) - c->c_stamp <
+	       md->md_key_window;
+}
+
+/* Forget the indices that cooled down (oldest first).  md_cool_lock held. */
+static void rds_ib_mr_cool_expire(struct rds_ib_mr_dev *md)
+{
+	struct rds_ib_mr_cool *c;
+
+	while ((c = list_first_entry_or_null(&md->md_cool_fifo,
+					     struct rds_ib_mr_cool, c_fifo)) &&
+	       !rds_ib_mr_cooling(md, c)) {
+		list_del_init(&c->c_fifo);
+		md->md_cool_nr--;
+		xa_erase(&md->md_cool, c->c_index);
+		kfree(c);
+	}
+}
+
+/**
+ * rds_ib_mr_cool_start - the verbs MR of @mr was deregistered
+ * @md: device state
+ * @mr: the MR (m_ib already deregistered and cleared)
+ *
+ * Process context.  If the MR ever used a key, its index cools down from
+ * now: stamped with the registration clock and queued, so no verbs MR we
+ * allocate later with that index is used before md_key_window more
+ * registrations.  One that never registered leaves no trace.  Needs no
+ * memory (the entry was made with the MR), so it cannot fail.  Called for
+ * every deregistration but device removal's.
+ */
+static void rds_ib_mr_cool_start(struct rds_ib_mr_dev *md,
+				 struct rds_ib_mr *mr)
+{
+	struct rds_ib_mr_cool *c = mr->m_cool;
+
+	mr->m_cool = NULL;
+	if (!c)
+		return;
+	mutex_lock(&md->md_cool_lock);
+	if (mr->m_regs) {
+		c->c_stamp = atomic64_read(&md->md_reg_seq);
+		list_add_tail(&c->c_fifo, &md->md_cool_fifo);
+		md->md_cool_nr++;
+		c = NULL;
+	} else {
+		xa_erase(&md->md_cool, c->c_index);
+	}
+	rds_ib_mr_cool_expire(md);
+	mutex_unlock(&md->md_cool_lock);
+	kfree(c);
+}
+
+/* Park @mr (its index cools down) in expiry order.  p_lock held. */
+static void rds_ib_mr_park(struct rds_ib_mr_pool *pool, struct rds_ib_mr *mr)
+{
+	struct rds_ib_mr *pos;
+
+	list_for_each_entry_reverse(pos, &pool->p_parked, m_item)
+		if (pos->m_cool->c_stamp <= mr->m_cool->c_stamp)
+			break;
+	list_add(&mr->m_item, &pos->m_item);
+	pool->p_parked_nr++;
+}
+
+/* A parked MR of @pool whose index cooled down, or NULL. */
+static struct rds_ib_mr *rds_ib_mr_adopt(struct rds_ib_mr_dev *md,
+					 struct rds_ib_mr_pool *pool)
+{
+	struct rds_ib_mr *mr;
+
+	spin_lock_bh(&pool->p_lock);
+	mr = list_first_entry_or_null(&pool->p_parked, struct rds_ib_mr,
+				      m_item);
+	if (mr && !rds_ib_mr_cooling(md, mr->m_cool)) {
+		list_del_init(&mr->m_item);
+		pool->p_parked_nr--;
+	} else {
+		mr = NULL;
+	}
+	spin_unlock_bh(&pool->p_lock);
+	if (mr)
+		rds_ib_stats_inc(s_ib_rdma_mr_adopted);
+	return mr;
+}
+
+/*
+ * Give @mr's index a cool-down entry, or find that it is still cooling.
+ * Returns 0 (usable), 1 (park it; its entry is held) or an errno.
+ */
+static int rds_ib_mr_cool_check(struct rds_ib_mr_dev *md,
+				struct rds_ib_mr_pool *pool,
+				struct rds_ib_mr *mr)
+{
+	u32 index = mr->m_ib->rkey >> 8;
+	unsigned int every = READ_ONCE(rds_ib_mr_park_every);
+	struct rds_ib_mr_cool *c;
+	bool fake, park = false;
+	int ret = 0;
+
+	mutex_lock(&md->md_cool_lock);
+	rds_ib_mr_cool_expire(md);
+	fake = every && ++md->md_alloc_nr % every == 0 &&
+	       READ_ONCE(pool->p_parked_nr) < RDS_IB_MR_PARK_MAX;
+	c = xa_load(&md->md_cool, index);
+	if (c && list_empty(&c->c_fifo)) {
+		/* One of ours holds it: the HCA cannot hand it out. */
+		WARN_ONCE(1, "RDS/IB: MR index %#x allocated twice\n", index);
+		ret = -EIO;
+		goto out;
+	}
+	if (c) {
+		/* Taken off the FIFO: the new MR or its parking holds it. */
+		park = rds_ib_mr_cooling(md, c);
+		list_del_init(&c->c_fifo);
+		md->md_cool_nr--;
+	} else {
+		c = kzalloc(sizeof(*c), GFP_KERNEL);
+		if (!c) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		c->c_index = index;
+		INIT_LIST_HEAD(&c->c_fifo);
+		ret = xa_insert(&md->md_cool, index, c, GFP_KERNEL);
+		if (ret) {
+			kfree(c);
+			goto out;
+		}
+	}
+	if (!park && fake) {
+		/* Test knob: as if the index had been freed just now. */
+		c->c_stamp = atomic64_read(&md->md_reg_seq);
+		park = true;
+	}
+	mr->m_cool = c;
+	ret = park;
+out:
+	mutex_unlock(&md->md_cool_lock);
+	return ret;
+}
+
+/* Deregister the verbs MR of an MR that is on no list, and free both. */
+static void rds_ib_mr_destroy(struct rds_ib_mr_dev *md, struct rds_ib_mr *mr)
+{
+	ib_dereg_mr(mr->m_ib);
+	mr->m_ib = NULL;
+	rds_ib_mr_cool_start(md, mr);
+	rds_ib_mr_free(mr);
+}
+
+/**
+ * rds_ib_mr_new - a fresh MR for @pool, whose p_count the caller raised
+ * @md: device state
+ * @pool: the pool
+ *
+ * Process context, md_reg_sem read-held (device removal cannot run).  A
+ * parked MR whose index cooled down comes first; else ib_alloc_mr(), and
+ * an MR whose index is still cooling down (the HCA gave an index back
+ * before md_key_window registrations passed) is parked, kept allocated so
+ * the HCA cannot hand that index out again, and we try again, a bounded
+ * number of times (ib_rdma_mr_key_exhausted).  The MR goes on p_all.
+ *
+ * Return: the MR, or NULL (no memory, device out of MRs, or every try
+ * cooling).
+ */
+static struct rds_ib_mr *rds_ib_mr_new(struct rds_ib_mr_dev *md,
+				       struct rds_ib_mr_pool *pool)
 {
 	struct rds_ib_device *rid = md->md_rid;
 	struct rds_ib_mr *mr;
-	struct ib_mr *ibmr;
+	int tries, ret;
+
+	mr = rds_ib_mr_adopt(md, pool);
+	for (tries = 0; !mr && tries < RDS_IB_MR_ALLOC_TRIES; tries++) {
+		struct ib_mr *ibmr;
+
+		mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+		if (!mr)
+			return NULL;
+		ibmr = ib_alloc_mr(rid->rid_pd, IB_MR_TYPE_MEM_REG,
+				   pool->p_max_pages);
+		if (IS_ERR(ibmr)) {
+			kfree(mr);
+			return NULL;
+		}
+		rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_ALLOC);
+		mr->m_ib = ibmr;
+		mr->m_md = md;
+		mr->m_pool = pool;
+		INIT_LIST_HEAD(&mr->m_item);
+		INIT_LIST_HEAD(&mr->m_all);
+		INIT_LIST_HEAD(&mr->m_waiters);
+		init_completion(&mr->m_reg_done);
+		kref_get(&md->md_ref);
+
+		ret = rds_ib_mr_cool_check(md, pool, mr);
+		if (ret == 0)
+			break;
+		if (ret < 0) {
+			rds_ib_mr_destroy(md, mr);
+			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
+			return NULL;
+		}
+		rds_ib_stats_inc(s_ib_rdma_mr_parked);
+		spin_lock_bh(&pool->p_lock);
+		if (pool->p_parked_nr < RDS_IB_MR_PARK_MAX) {
+			rds_ib_mr_park(pool, mr);
+			mr = NULL;
+		}
+		spin_unlock_bh(&pool->p_lock);
+		if (mr) {
+			/*
+			 * No room to park: give the index back.  Its entry
+			 * returns to the FIFO with its old stamp (at the
+			 * tail: it may be forgotten late, never early).
+			 */
+			mutex_lock(&md->md_cool_lock);
+			list_add_tail(&mr->m_cool->c_fifo, &md->md_cool_fifo);
+			md->md_cool_nr++;
+			mutex_unlock(&md->md_cool_lock);
+			mr->m_cool = NULL;
+			rds_ib_mr_destroy(md, mr);
+			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
+			mr = NULL;
+		}
+	}
+	if (!mr) {
+		rds_ib_stats_inc(s_ib_rdma_mr_key_exhausted);
+		return NULL;
+	}
+	spin_lock_bh(&pool->p_lock);
+	list_add_tail(&mr->m_all, &pool->p_all);
+	spin_unlock_bh(&pool->p_lock);
+	return mr;
+}
+
+/* ---- the pools ---- */
+
+/**
+ * rds_ib_mr_pool_get - a clean MR of @pool, allocated if the pool may grow
+ * @md: device state
+ * @pool: the pool
+ *
+ * Process context, md_reg_sem read-held, may sleep.  An MR that used all
+ * its RDS_IB_MR_KEY_USES key bytes is retired here instead of reused:
+ * taken off the pool, deregistered (its index starts cooling down) and
+ * replaced by a fresh MR.  Device removal cannot run meanwhile (it waits
+ * for md_reg_sem), so the PD is alive and removal never sees the MR.
+ *
+ * Return: the MR or an ERR_PTR (-ENOMEM, -EINTR, -ENODEV).
+ */
+static struct rds_ib_mr *rds_ib_mr_pool_get(struct rds_ib_mr_dev *md,
+					    struct rds_ib_mr_pool *pool)
+{
+	struct rds_ib_mr *mr;
 	int tries;
 
 	for (tries = 0; ; tries++) {
@@ -678,9 +1084,19 @@ static struct rds_ib_mr *rds_ib_mr_pool_get(struct rds_ib_mr_dev *md,
 					      m_item);
 		if (mr) {
 			list_del_init(&mr->m_item);
+			if (mr->m_regs < RDS_IB_MR_KEY_USES) {
+				spin_unlock_bh(&pool->p_lock);
+				rds_ib_mr_stat(pool->p_class,
+					       RDS_IB_MR_STAT_REUSED);
+				return mr;
+			}
+			/* Retired; its p_count goes to its replacement. */
+			list_del_init(&mr->m_all);
 			spin_unlock_bh(&pool->p_lock);
-			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_REUSED);
-			return mr;
+			rds_ib_mr_destroy(md, mr);
+			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
+			rds_ib_stats_inc(s_ib_rdma_mr_retired);
+			break;
 		}
 		if (pool->p_count < pool->p_max) {
 			pool->p_count++;
@@ -707,31 +1123,13 @@ static struct rds_ib_mr *rds_ib_mr_pool_get(struct rds_ib_mr_dev *md,
 			return ERR_PTR(-ENODEV);
 	}
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr)
-		goto fail;
-	ibmr = ib_alloc_mr(rid->rid_pd, IB_MR_TYPE_MEM_REG, pool->p_max_pages);
-	if (IS_ERR(ibmr)) {
-		kfree(mr);
-		goto fail;
-	}
-	rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_ALLOC);
-	mr->m_ib = ibmr;
-	mr->m_md = md;
-	mr->m_pool = pool;
-	INIT_LIST_HEAD(&mr->m_item);
-	INIT_LIST_HEAD(&mr->m_waiters);
-	init_completion(&mr->m_reg_done);
-	kref_get(&md->md_ref);
-	spin_lock_bh(&pool->p_lock);
-	list_add_tail(&mr->m_all, &pool->p_all);
-	spin_unlock_bh(&pool->p_lock);
-	return mr;
-
-fail:
+	mr = rds_ib_mr_new(md, pool);
+	if (mr)
+		return mr;
 	spin_lock_bh(&pool->p_lock);
 	pool->p_count--;
 	spin_unlock_bh(&pool->p_lock);
+	wake_up(&pool->p_wait);
 	return ERR_PTR(-ENOMEM);
 }
 
@@ -958,7 +1356,12 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 	/* The MR starts at the buffer's page offset (cookie offset). */
 	mr->m_ib->iova = (mr->m_ib->iova & ~PAGE_MASK) |
 			 (use_once ? RDS_MR_IOVA_USE_ONCE : 0);
-	/* New key for every registration, bumped right before the post. */
+	/*
+	 * New key for every registration, bumped right before the post; an
+	 * MR never uses a key byte twice (rds_ib_mr_pool_get retires it).
+	 */
+	WARN_ON_ONCE(mr->m_regs >= RDS_IB_MR_KEY_USES);
+	mr->m_regs++;
 	ib_update_fast_reg_key(mr->m_ib, ib_inc_rkey(mr->m_ib->rkey));
 
 	access = IB_ACCESS_REMOTE_READ;
@@ -1017,6 +1420,8 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 		rds_ib_mr_sq_put(md, 1);
 		goto out_erase;
 	}
+	/* The registration clock of the key cool-down. */
+	atomic64_inc(&md->md_reg_seq);
 	rds_ib_stats_inc(s_ib_rdma_reg_wrs);
 	if (reg_cb)
 		return mr;
@@ -1179,6 +1584,24 @@ void rds_ib_mr_device_remove(struct rds_ib_device *rid)
 
 	for (i = 0; i < RDS_IB_MR_NPOOLS; i++) {
 		struct rds_ib_mr_pool *pool = &md->md_pools[i];
+
+		/* Parked MRs: only on p_parked, nobody else takes them now. */
+		for (;;) {
+			spin_lock_bh(&pool->p_lock);
+			mr = list_first_entry_or_null(&pool->p_parked,
+						      struct rds_ib_mr, m_item);
+			if (mr) {
+				list_del_init(&mr->m_item);
+				pool->p_parked_nr--;
+			}
+			spin_unlock_bh(&pool->p_lock);
+			if (!mr)
+				break;
+			ib_dereg_mr(mr->m_ib);
+			mr->m_ib = NULL;
+			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
+			rds_ib_mr_free(mr);	/* its entry goes with @md */
+		}
 
 		for (;;) {
 			struct ib_mr *ibmr;

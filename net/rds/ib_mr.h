@@ -16,6 +16,10 @@
  *                        completion), by a completed LOCAL_INV batch, or by
  *                        ib_dereg_mr() in recovery.
  *
+ * struct rds_ib_mr_cool  an MR index (rkey >> 8) of the device that one of
+ *                        our verbs MRs holds, or held until recently and
+ *                        that is cooling down (md_cool).
+ *
  * A pool MR returns to its pool's clean list only when both its user (the
  * rds.ko handle) has released it and its key is dead: m_refs counts those
  * two holds.
@@ -37,6 +41,13 @@ enum {
 };
 #define RDS_IB_MR_8K_PAGES		(8192 / PAGE_SIZE + 1)
 #define RDS_IB_MR_1M_PAGES		(SZ_1M / PAGE_SIZE + 1)
+
+/*
+ * Registrations one verbs MR may do: the low byte of the rkey is ours to
+ * choose (ib_update_fast_reg_key), so one MR index gives this many
+ * distinct keys; then the MR is retired.
+ */
+#define RDS_IB_MR_KEY_USES		(1U << (8 * sizeof(u8)))
 
 /* Key states (m_key_state). */
 enum {
@@ -62,10 +73,31 @@ struct rds_ib_inv_waiter {
 };
 
 /**
+ * struct rds_ib_mr_cool - an MR index in a device's cool-down table
+ * @c_index: the index (rkey >> 8)
+ * @c_stamp: md_reg_seq when the verbs MR that last held the index was
+ *	deregistered (while it cools down or a parked MR holds it)
+ * @c_fifo: entry in md_cool_fifo (stamp order) while the index cools
+ *	down with no verbs MR of ours; empty while one of ours holds it
+ *
+ * Made when one of our verbs MRs first gets the index, so a
+ * deregistration never needs memory to record it.  Under md_cool_lock.
+ */
+struct rds_ib_mr_cool {
+	u32			c_index;
+	u64			c_stamp;
+	struct list_head	c_fifo;
+};
+
+/**
  * struct rds_ib_mr_pool - one size class of FRWR MRs of a device
  * @p_lock: protects the lists and counters
  * @p_clean: MRs whose key is dead and that nobody holds
  * @p_all: every MR of the pool (for teardown)
+ * @p_parked: verbs MRs the HCA gave us with an index still cooling down,
+ *	kept allocated so it cannot hand the index out again (m_item),
+ *	in order of expiry; not on @p_all, not counted in @p_count
+ * @p_parked_nr: their number
  * @p_count: MRs allocated
  * @p_max: most MRs this pool may allocate (module parameter)
  * @p_max_pages: pages per MR
@@ -76,6 +108,8 @@ struct rds_ib_mr_pool {
 	spinlock_t		p_lock;
 	struct list_head	p_clean;
 	struct list_head	p_all;
+	struct list_head	p_parked;
+	unsigned int		p_parked_nr;
 	unsigned int		p_count;
 	unsigned int		p_max;
 	unsigned int		p_max_pages;
@@ -88,7 +122,7 @@ struct rds_ib_mr_pool {
  * @m_md: device state (a reference while the MR exists)
  * @m_pool: its pool
  * @m_ib: the verbs MR
- * @m_item: entry in p_clean or the invalidation batch
+ * @m_item: entry in p_clean, p_parked or the invalidation batch
  * @m_all: entry in p_all
  * @m_refs: user hold + live-key hold; zero returns the MR to its pool
  * @m_key_state: RDS_IB_KEY_* (under md_keys' lock once registered)
@@ -114,6 +148,8 @@ struct rds_ib_mr_pool {
  * @m_sg_arg: argument of @m_sg_release
  * @m_unuse_w: waiter of ->unuse_mr() (ib_inv.c)
  * @m_unuse_inc: the message it holds
+ * @m_regs: key bytes used since ib_alloc_mr (at most RDS_IB_MR_KEY_USES)
+ * @m_cool: the cool-down entry of the MR's index (NULL once deregistered)
  */
 struct rds_ib_mr {
 	struct rds_ib_mr_dev	*m_md;
@@ -144,6 +180,8 @@ struct rds_ib_mr {
 	void			*m_sg_arg;
 	struct rds_ib_inv_waiter m_unuse_w;
 	struct rds_incoming	*m_unuse_inc;
+	unsigned int		m_regs;
+	struct rds_ib_mr_cool	*m_cool;
 };
 
 /**
@@ -194,6 +232,20 @@ struct rds_ib_inv_batch {
  * @md_inv_stopped: device removal stopped the invalidation worker: nothing
  *	queues it any more (under @md_inv_lock)
  * @md_laddr: address the registration QP was last made on (rebuilds)
+ * @md_nonce: private data of the self-connection's CONNECT_REQUEST; the
+ *	listener accepts no request without it (remade with the QP)
+ * @md_active_src: source address and port of @md_active_id, copied before
+ *	it connects: the listener accepts no request from elsewhere
+ * @md_reg_seq: REG_MRs posted on the device (the registration clock)
+ * @md_key_window: registrations an index cools down after its last verbs
+ *	MR is deregistered (rds_ib_mr_key_window when @md was made)
+ * @md_cool_lock: protects @md_cool, @md_cool_fifo, @md_cool_nr,
+ *	@md_alloc_nr and every entry's fields
+ * @md_cool: index -> struct rds_ib_mr_cool: indices our verbs MRs hold
+ *	and those cooling down
+ * @md_cool_fifo: the cooling ones, oldest stamp first
+ * @md_cool_nr: their number
+ * @md_alloc_nr: ib_alloc_mr() calls (rds_ib_mr_park_every)
  */
 struct rds_ib_mr_dev {
 	struct rds_ib_device	*md_rid;
@@ -223,6 +275,15 @@ struct rds_ib_mr_dev {
 	struct rw_semaphore	md_reg_sem;
 	bool			md_inv_stopped;
 	struct in6_addr		md_laddr;
+	u64			md_nonce;
+	struct sockaddr_storage	md_active_src;
+	atomic64_t		md_reg_seq;
+	u64			md_key_window;
+	struct mutex		md_cool_lock;
+	struct xarray		md_cool;
+	struct list_head	md_cool_fifo;
+	unsigned int		md_cool_nr;
+	unsigned int		md_alloc_nr;
 };
 
 /* ib_mr.c */

@@ -79,6 +79,11 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_atomic_emulated",
 	"ib_atomic_emulated_exhausted",
 	"ib_rx_inc_reserve_used",
+	"ib_rdma_mr_retired",
+	"ib_rdma_mr_parked",
+	"ib_rdma_mr_adopted",
+	"ib_rdma_mr_key_exhausted",
+	"ib_rdma_regqp_foreign_req",
 };
 
 static_assert(ARRAY_SIZE(rds_ib_stat_names) * sizeof(u64) ==
