@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdma_keyreuse.c - a used key never becomes valid again (issue 9 item 1).
+ *
+ * Node 0 registers use-once keys one after the other (RDS_GET_MR with
+ * RDS_RDMA_USE_ONCE) on the same buffer, hands each cookie to the peer in a
+ * message, the peer RDMA-WRITEs into it once and the key dies with that
+ * WRITE's completing message.  The pools reuse a freed MR at once, so
+ * without care the same verbs MR serves every registration and its 8-bit
+ * key byte comes round after 256 of them: a cookie the peer kept from
+ * earlier names a live key again.
+ *
+ *   unique  KEYS registrations with the default window (2^24): every
+ *           WRITE lands, no rkey repeats; then a fresh use-once key is
+ *           made live on the same buffer and the peer WRITEs with a saved
+ *           early cookie (the earliest of the same rkey if any repeated,
+ *           else the first one): RDS_RDMA_REMOTE_ERROR and the buffer
+ *           untouched.  The MRs that used their 256 key bytes were retired
+ *           (ib_rdma_mr_retired).
+ *   window  node 0's rds_rdma reloaded with rds_ib_mr_key_window=256 and
+ *           rds_ib_mr_park_every=1 (every new MR is treated as if the HCA
+ *           had handed back a cooling index, as mlx5 firmware may): a
+ *           registration parks its tries and fails with ENOMEM
+ *           (ib_rdma_mr_key_exhausted); with rds_ib_mr_park_every=3 the
+ *           next WINKEYS registrations work, parked MRs whose cool-down
+ *           ended are adopted (ib_rdma_mr_adopted) and no rkey comes back
+ *           within 256 registrations.  Defaults are loaded again after.
+ *
+ *   rdma_keyreuse serve ADDR PORT SECS    the peer side (node 1)
+ */
+#include <limits.h>
+#include "rds_test.h"
+
+#define PARAMS		"/sys/module/rds_rdma/parameters/"
+#define SELF		"/tests/rdma_keyreuse"
+#define PORT_PEER	18750
+#define PORT_SELF	18751
+#define PAGE		4096
+#define KEYS		3000
+#define WINKEYS		2000
+#define WINDOW		256
+#define KLEN		3000	/* one MR of the 8K pool */
+#define KOFF		100
+#define SEND_MS		20000
+
+enum { P_KEY = 1, P_STALE = 2, P_DONE = 3, P_REPORT = 4, P_QUIT = 9 };
+
+struct kmsg {
+	uint32_t op, k, len, seed;
+	int32_t status;
+	uint32_t pad;
+	uint64_t cookie;
+};
+
+static int reload(const char *params)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "rds-mods unload >/dev/null 2>&1; insmod /lib/rds/ours/rds.ko && "
+		 "insmod /lib/rds/ours/rds_rdma.ko %s && echo ours >/tmp/rds-mods",
+		 params);
+	return system(cmd);
+}
+
+static ssize_t send_k(int fd, const struct sockaddr_storage *to,
+		      const struct kmsg *m)
+{
+	return rds_send_cmsg(fd, to, m, sizeof(*m), 0, NULL, 0, SEND_MS);
+}
+
+/* Node 1: WRITE into every key we are given; report stale attempts. */
+static int serve(const char *addr, int port, int secs)
+{
+	static char local[KLEN];
+	struct sockaddr_storage me;
+	int fd;
+
+	alarm(secs + 30);
+	fd = rds_socket();
+	if (fd < 0 || !rds_mkaddr(AF_INET, addr, port, &me) ||
+	    bind(fd, (struct sockaddr *)&me, rds_sslen(&me)))
+		return 1;
+	for (;;) {
+		struct kmsg q, d;
+		struct rds_rx rx;
+		ssize_t n = rds_recv_rx(fd, &q, sizeof(q), &rx, secs * 1000);
+		int st;
+
+		if (n < 0)
+			return 0;
+		if (n != sizeof(q) || rx.is_note)
+			continue;
+		if (q.op == P_QUIT)
+			return 0;
+		if ((q.op != P_KEY && q.op != P_STALE) || q.len > KLEN)
+			continue;
+		rds_fill(local, q.len, q.seed);
+		d = (struct kmsg){ .op = P_DONE, .k = q.k };
+		st = rds_do_rdma(fd, &rx.from, &d, sizeof(d), q.cookie, local,
+				 q.len, true, q.k, SEND_MS);
+		if (q.op == P_STALE) {
+			d = (struct kmsg){ .op = P_REPORT, .k = q.k,
+					   .status = st };
+			send_k(fd, &rx.from, &d);
+		}
+	}
+}
+
+FIXTURE(keys)
+{
+	int fd;
+	char *buf;
+	struct sockaddr_storage peer;
+	uint64_t *cookies;
+};
+
+FIXTURE_SETUP(keys)
+{
+	self->fd = -1;
+	self->buf = NULL;
+	self->cookies = calloc(KEYS, sizeof(*self->cookies));
+	ASSERT_NE(NULL, self->cookies);
+	if (!rds_have_peer() || rds_intree())
+		return;
+	self->buf = aligned_alloc(PAGE, 2 * PAGE);
+	ASSERT_NE(NULL, self->buf);
+	rds_mkaddr(AF_INET, rds_peer_str(AF_INET), PORT_PEER, &self->peer);
+}
+
+FIXTURE_TEARDOWN(keys)
+{
+	struct kmsg q = { .op = P_QUIT };
+
+	if (self->fd >= 0) {
+		send_k(self->fd, &self->peer, &q);
+		close(self->fd);
+	}
+	free(self->buf);
+	free(self->cookies);
+}
+
+/* Start the peer's server and bind our socket. */
+static int start(struct __test_metadata *_metadata,
+		 FIXTURE_DATA(keys) *self, int secs)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd),
+		 "rds-peer 1 '%s serve %s %d %d >/tmp/rdma_keyreuse.log 2>&1 &'",
+		 SELF, rds_peer_str(AF_INET), PORT_PEER, secs);
+	if (system(cmd))
+		return -1;
+	rds_msleep(1000);
+	self->fd = rds_bound_socket(AF_INET, PORT_SELF, NULL);
+	return self->fd < 0 ? -1 : 0;
+}
+
+/* The next message of op @op (and index @k) from the peer, or -1. */
+static int wait_op(int fd, uint32_t op, uint32_t k, struct kmsg *out, int ms)
+{
+	struct timespec t0;
+	struct kmsg q;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (rds_ms_since(&t0) < ms) {
+		ssize_t r = rds_recv_rx(fd, &q, sizeof(q), NULL,
+					ms - rds_ms_since(&t0));
+
+		if (r < 0)
+			return -1;
+		if (r == sizeof(q) && q.op == op && q.k == k) {
+			if (out)
+				*out = q;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * @n use-once registrations in a row, each written once by the peer and
+ * checked.  Returns how many worked; the cookies go to @cookies.
+ */
+static int run_keys(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(keys) *self, int n, uint32_t seed0)
+{
+	char *in = self->buf + KOFF;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct kmsg q = { .op = P_KEY, .k = i, .len = KLEN,
+				  .seed = seed0 + i };
+
+		memset(in, 0x5a, KLEN);
+		if (rds_get_mr(self->fd, in, KLEN, &self->cookies[i],
+			       RDS_RDMA_USE_ONCE | RDS_RDMA_READWRITE)) {
+			TH_LOG("key %d: RDS_GET_MR: %s", i, strerror(errno));
+			break;
+		}
+		q.cookie = self->cookies[i];
+		if (send_k(self->fd, &self->peer, &q) != sizeof(q)) {
+			TH_LOG("key %d: send: %s", i, strerror(errno));
+			break;
+		}
+		/* The key is dead once its completing message is here. */
+		if (wait_op(self->fd, P_DONE, i, NULL, SEND_MS)) {
+			TH_LOG("key %d: no completing message", i);
+			break;
+		}
+		if (!rds_check(in, KLEN, seed0 + i)) {
+			TH_LOG("key %d: the peer's WRITE did not land", i);
+			break;
+		}
+	}
+	return i;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* rkeys seen more than once among @n cookies. */
+static int repeats(const uint64_t *cookies, int n)
+{
+	uint32_t *r = calloc(n ? n : 1, sizeof(*r));
+	int i, dup = 0;
+
+	if (!r)
+		return -1;
+	for (i = 0; i < n; i++)
+		r[i] = (uint32_t)cookies[i];
+	qsort(r, n, sizeof(*r), cmp_u32);
+	for (i = 1; i < n; i++)
+		dup += r[i] == r[i - 1];
+	free(r);
+	return dup;
+}
+
+/* The smallest distance (in registrations) between two equal rkeys. */
+static int closest_repeat(const uint64_t *cookies, int n)
+{
+	int i, j, best = INT_MAX;
+
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n && j - i < best; j++)
+			if ((uint32_t)cookies[j] == (uint32_t)cookies[i])
+				best = j - i;
+	return best;
+}
+
+TEST_F_TIMEOUT(keys, unique, 900)
+{
+	long long ret0 = rds_counter("ib_rdma_mr_retired"), ret1;
+	char *in = self->buf + KOFF;
+	uint64_t live, stale;
+	struct kmsg q, rep;
+	int n, dup, i, s = 0;
+
+	if (!rds_have_peer())
+		SKIP(return, "no peer node");
+	if (rds_intree())
+		SKIP(return, "our rds_rdma only");
+	ASSERT_EQ(0, start(_metadata, self, 600));
+
+	n = run_keys(_metadata, self, KEYS, 1000);
+	EXPECT_EQ(KEYS, n);
+	dup = repeats(self->cookies, n);
+	TH_LOG("%d keys, %d repeated rkeys, closest repeat %d apart", n, dup,
+	       dup ? closest_repeat(self->cookies, n) : 0);
+	EXPECT_EQ(0, dup);
+
+	/* A live key on the same buffer; a saved early cookie tried on it. */
+	memset(in, 0x5a, KLEN);
+	ASSERT_OK(rds_get_mr(self->fd, in, KLEN, &live,
+			     RDS_RDMA_USE_ONCE | RDS_RDMA_READWRITE));
+	for (i = 0; i < n; i++)
+		if ((uint32_t)self->cookies[i] == (uint32_t)live)
+			break;
+	if (i < n)
+		s = i;
+	stale = self->cookies[s];
+	TH_LOG("live rkey %#x; stale cookie %d (rkey %#x)%s", (uint32_t)live,
+	       s, (uint32_t)stale, i < n ? ": the same rkey" : "");
+	q = (struct kmsg){ .op = P_STALE, .k = KEYS + 1, .len = KLEN,
+			   .seed = 7, .cookie = stale };
+	ASSERT_EQ(sizeof(q), send_k(self->fd, &self->peer, &q));
+	ASSERT_EQ(0, wait_op(self->fd, P_REPORT, KEYS + 1, &rep, 60000))
+		TH_LOG("no report of the stale WRITE");
+	EXPECT_EQ(RDS_RDMA_REMOTE_ERROR, rep.status)
+		TH_LOG("stale WRITE status %d", rep.status);
+	for (i = 0; i < KLEN && (uint8_t)in[i] == 0x5a; i++)
+		;
+	EXPECT_EQ(KLEN, i) TH_LOG("the stale WRITE landed (byte %d)", i);
+	rds_free_mr(self->fd, live, 0);
+
+	ret1 = rds_counter("ib_rdma_mr_retired");
+	TH_LOG("ib_rdma_mr_retired %lld -> %lld", ret0, ret1);
+	EXPECT_LE(0, ret0);
+	EXPECT_LE(KEYS / 256 - 1, ret1 - ret0);
+}
+
+TEST_F_TIMEOUT(keys, window, 900)
+{
+	static const char *const names[] = {
+		"ib_rdma_mr_retired", "ib_rdma_mr_parked",
+		"ib_rdma_mr_adopted", "ib_rdma_mr_key_exhausted",
+	};
+	long long c0[4], c1[4], c2[4];
+	char got[64], want[128];
+	uint64_t cookie;
+	int i, n, best;
+
+	if (!rds_have_peer())
+		SKIP(return, "no peer node");
+	if (rds_intree())
+		SKIP(return, "our rds_rdma only");
+	snprintf(want, sizeof(want),
+		 "rds_ib_mr_key_window=%d rds_ib_mr_park_every=1", WINDOW);
+	if (reload(want) ||
+	    rds_read_file(PARAMS "rds_ib_mr_key_window", got, sizeof(got)) ||
+	    atoi(got) != WINDOW) {
+		reload("");
+		ASSERT_TRUE(false) TH_LOG("cannot load rds_rdma with %s", want);
+	}
+	ASSERT_EQ(0, start(_metadata, self, 600));
+	for (i = 0; i < 4; i++)
+		c0[i] = rds_counter(names[i]);
+
+	/* Every index "cooling": the tries are parked, then ENOMEM. */
+	EXPECT_ERRNO(rds_get_mr(self->fd, self->buf + KOFF, KLEN, &cookie,
+				RDS_RDMA_USE_ONCE), ENOMEM);
+	for (i = 0; i < 4; i++)
+		c1[i] = rds_counter(names[i]);
+	TH_LOG("park_every=1: parked %lld, key_exhausted %lld",
+	       c1[1] - c0[1], c1[3] - c0[3]);
+	EXPECT_LE(1, c1[1] - c0[1]);
+	EXPECT_LE(1, c1[3] - c0[3]);
+
+	ASSERT_EQ(0, rds_write_file(PARAMS "rds_ib_mr_park_every", "3"));
+	n = run_keys(_metadata, self, WINKEYS, 5000);
+	EXPECT_EQ(WINKEYS, n);
+	best = closest_repeat(self->cookies, n);
+	TH_LOG("%d keys, %d repeated rkeys, closest repeat %d apart", n,
+	       repeats(self->cookies, n), best == INT_MAX ? 0 : best);
+	EXPECT_LE(WINDOW, best);
+	for (i = 0; i < 4; i++)
+		c2[i] = rds_counter(names[i]);
+	TH_LOG("retired %lld, parked %lld, adopted %lld, key_exhausted %lld",
+	       c2[0] - c1[0], c2[1] - c1[1], c2[2] - c1[2], c2[3] - c1[3]);
+	EXPECT_LE(WINKEYS / 256 - 1, c2[0] - c1[0]);
+	EXPECT_LE(1, c2[1] - c1[1]);
+	EXPECT_LE(1, c2[2] - c1[2]);
+	EXPECT_EQ(0, c2[3] - c1[3]);
+
+	send_k(self->fd, &self->peer, &(struct kmsg){ .op = P_QUIT });
+	close(self->fd);
+	self->fd = -1;
+	EXPECT_EQ(0, reload("")) TH_LOG("could not reload the defaults");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && !strcmp(argv[1], "serve"))
+		return serve(argv[2], atoi(argv[3]), atoi(argv[4]));
+	rds_test_prepare();
+	return test_harness_run(argc, argv);
+}
