@@ -1414,14 +1414,18 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 	 * the callback before ib_post_send() returns; nobody but our caller
 	 * can release @mr, so it is still ours to return.
 	 */
+	/*
+	 * The registration clock of the key cool-down, before the post: the
+	 * key may be live, used, dead and its MR retired (stamped with the
+	 * clock) before ib_post_send() returns.  A failed post counts too.
+	 */
+	atomic64_inc(&md->md_reg_seq);
 	ret = ib_post_send(md->md_qp, &mr->m_reg_wr.wr, &bad_wr);
 	up_read(&md->md_qp_sem);
 	if (ret) {
 		rds_ib_mr_sq_put(md, 1);
 		goto out_erase;
 	}
-	/* The registration clock of the key cool-down. */
-	atomic64_inc(&md->md_reg_seq);
 	rds_ib_stats_inc(s_ib_rdma_reg_wrs);
 	if (reg_cb)
 		return mr;
