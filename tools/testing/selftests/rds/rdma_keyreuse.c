@@ -52,17 +52,6 @@ struct kmsg {
 	uint64_t cookie;
 };
 
-static int reload(const char *params)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd),
-		 "rds-mods unload >/dev/null 2>&1; insmod /lib/rds/ours/rds.ko && "
-		 "insmod /lib/rds/ours/rds_rdma.ko %s && echo ours >/tmp/rds-mods",
-		 params);
-	return system(cmd);
-}
-
 static ssize_t send_k(int fd, const struct sockaddr_storage *to,
 		      const struct kmsg *m)
 {
@@ -320,10 +309,10 @@ TEST_F_TIMEOUT(keys, window, 900)
 		SKIP(return, "our rds_rdma only");
 	snprintf(want, sizeof(want),
 		 "rds_ib_mr_key_window=%d rds_ib_mr_park_every=1", WINDOW);
-	if (reload(want) ||
+	if (rds_reload_ours(want) ||
 	    rds_read_file(PARAMS "rds_ib_mr_key_window", got, sizeof(got)) ||
 	    atoi(got) != WINDOW) {
-		reload("");
+		rds_reload_ours("");
 		ASSERT_TRUE(false) TH_LOG("cannot load rds_rdma with %s", want);
 	}
 	ASSERT_EQ(0, start(_metadata, self, 600));
@@ -359,7 +348,7 @@ TEST_F_TIMEOUT(keys, window, 900)
 	send_k(self->fd, &self->peer, &(struct kmsg){ .op = P_QUIT });
 	close(self->fd);
 	self->fd = -1;
-	EXPECT_EQ(0, reload("")) TH_LOG("could not reload the defaults");
+	EXPECT_EQ(0, rds_reload_ours("")) TH_LOG("could not reload the defaults");
 }
 
 int main(int argc, char **argv)

@@ -43,17 +43,6 @@
 #define SELF		"/tests/rdma_pool"
 #define INLEN		6000		/* 2 pages: the 8K pool */
 
-static int reload(const char *params)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd),
-		 "rds-mods unload >/dev/null 2>&1; insmod /lib/rds/ours/rds.ko && "
-		 "insmod /lib/rds/ours/rds_rdma.ko %s && echo ours >/tmp/rds-mods",
-		 params);
-	return system(cmd);
-}
-
 /*
  * Register MRs of len bytes, stride apart from buf, until one fails or max
  * succeeded.  Returns how many succeeded; *err the errno of the failure.
@@ -597,16 +586,16 @@ int main(int argc, char **argv)
 	}
 	snprintf(want, sizeof(want), "rds_ib_mr_8k_pool_size=%d rds_ib_mr_1m_pool_size=%d",
 		 POOL_8K, POOL_1M);
-	if (reload(want) ||
+	if (rds_reload_ours(want) ||
 	    rds_read_file(PARAMS "rds_ib_mr_8k_pool_size", got, sizeof(got)) ||
 	    atoi(got) != POOL_8K) {
 		printf("TAP version 13\n1..0 # SKIP cannot load rds_rdma with small pools\n");
-		reload("");
+		rds_reload_ours("");
 		return 1;
 	}
 	rds_test_prepare();
 	ret = test_harness_run(argc, argv);
-	if (reload("")) {
+	if (rds_reload_ours("")) {
 		printf("# could not reload rds_rdma with its defaults\n");
 		ret = 1;
 	}

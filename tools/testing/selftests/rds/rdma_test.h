@@ -120,6 +120,21 @@ static inline int rds_free_mr(int fd, uint64_t cookie, uint64_t flags)
 	return setsockopt(fd, SOL_RDS, RDS_FREE_MR, &a, sizeof(a));
 }
 
+/*
+ * Reload our modules on this node, rds_rdma.ko with module parameters
+ * params ("" for the defaults).  Return: the shell's status (0: loaded).
+ */
+static inline int rds_reload_ours(const char *params)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "rds-mods unload >/dev/null 2>&1; insmod /lib/rds/ours/rds.ko && "
+		 "insmod /lib/rds/ours/rds_rdma.ko %s && echo ours >/tmp/rds-mods",
+		 params);
+	return system(cmd);
+}
+
 /* Value of this node's RDS_INFO_COUNTERS counter name, or -1. */
 static inline long long rds_counter(const char *name)
 {
