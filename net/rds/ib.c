@@ -44,22 +44,8 @@ struct workqueue_struct *rds_ib_wq;
 unsigned int rds_ib_retry_count = RDS_IB_DEFAULT_RETRY_COUNT;
 
 /* The RC retry_cnt field of the QP has 3 bits. */
-static int rds_ib_retry_count_set(const char *val,
-				  const struct kernel_param *kp)
-{
-	return rds_param_set_uint_range(val, kp, 0, 7);
-}
-
-static const struct kernel_param_ops rds_ib_retry_count_ops = {
-	.set	= rds_ib_retry_count_set,
-	.get	= param_get_uint,
-};
-
-module_param_cb(rds_ib_retry_count, &rds_ib_retry_count_ops,
-		&rds_ib_retry_count, 0444);
-__MODULE_PARM_TYPE(rds_ib_retry_count, "uint");
-MODULE_PARM_DESC(rds_ib_retry_count,
-		 " Number of hw retries before reporting an error (0..7, default 6; 7 is forever on rxe)");
+RDS_PARAM_UINT(rds_ib_retry_count, rds_ib_retry_count, 0, 7, 0444,
+	       " Number of hw retries before reporting an error (0..7, default 6; 7 is forever on rxe)");
 static LIST_HEAD(rds_ib_devices);
 static DECLARE_RWSEM(rds_ib_devices_sem);
 

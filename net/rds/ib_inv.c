@@ -103,41 +103,15 @@ MODULE_PARM_DESC(rds_ib_inv_force_local,
 
 static unsigned int rds_ib_inv_batch = 16;
 
-static int rds_ib_inv_batch_set(const char *val,
-				const struct kernel_param *kp)
-{
-	return rds_param_set_uint_range(val, kp, 1, RDS_IB_INV_MAX_BATCH);
-}
-
-static const struct kernel_param_ops rds_ib_inv_batch_ops = {
-	.set	= rds_ib_inv_batch_set,
-	.get	= param_get_uint,
-};
-
-module_param_cb(rds_ib_inv_batch, &rds_ib_inv_batch_ops,
-		&rds_ib_inv_batch, 0644);
-__MODULE_PARM_TYPE(rds_ib_inv_batch, "uint");
-MODULE_PARM_DESC(rds_ib_inv_batch,
-		 " LOCAL_INVs chained per post (1..64, default 16); a full batch is posted at once");
+RDS_PARAM_UINT(rds_ib_inv_batch, rds_ib_inv_batch, 1, RDS_IB_INV_MAX_BATCH,
+	       0644,
+	       " LOCAL_INVs chained per post (1..64, default 16); a full batch is posted at once");
 
 static unsigned int rds_ib_inv_flush_us = 100;
 
-static int rds_ib_inv_flush_us_set(const char *val,
-				   const struct kernel_param *kp)
-{
-	return rds_param_set_uint_range(val, kp, 0, RDS_IB_INV_MAX_FLUSH_US);
-}
-
-static const struct kernel_param_ops rds_ib_inv_flush_us_ops = {
-	.set	= rds_ib_inv_flush_us_set,
-	.get	= param_get_uint,
-};
-
-module_param_cb(rds_ib_inv_flush_us, &rds_ib_inv_flush_us_ops,
-		&rds_ib_inv_flush_us, 0644);
-__MODULE_PARM_TYPE(rds_ib_inv_flush_us, "uint");
-MODULE_PARM_DESC(rds_ib_inv_flush_us,
-		 " Microseconds a lazy (non-urgent) invalidation may wait for its batch to fill (0..100000, default 100)");
+RDS_PARAM_UINT(rds_ib_inv_flush_us, rds_ib_inv_flush_us, 0,
+	       RDS_IB_INV_MAX_FLUSH_US, 0644,
+	       " Microseconds a lazy (non-urgent) invalidation may wait for its batch to fill (0..100000, default 100)");
 
 /**
  * rds_ib_inv_local_caps - the invalidation capability we advertise

@@ -94,29 +94,16 @@
 unsigned int rds_ib_mr_8k_pool_size = 85 * 4096;
 unsigned int rds_ib_mr_1m_pool_size = 4096;
 
-/* A pool needs one MR; the in-tree parameters are ints. */
-static int rds_ib_mr_pool_size_set(const char *val,
-				   const struct kernel_param *kp)
-{
-	return rds_param_set_uint_range(val, kp, 1, INT_MAX);
-}
-
-static const struct kernel_param_ops rds_ib_mr_pool_size_ops = {
-	.set	= rds_ib_mr_pool_size_set,
-	.get	= param_get_uint,
-};
-
-/* Read-only: the pools are sized when a device's MR state is made. */
-module_param_cb(rds_ib_mr_8k_pool_size, &rds_ib_mr_pool_size_ops,
-		&rds_ib_mr_8k_pool_size, 0444);
-__MODULE_PARM_TYPE(rds_ib_mr_8k_pool_size, "uint");
-MODULE_PARM_DESC(rds_ib_mr_8k_pool_size,
-		 " Max number of 8K MRs per device (1..2147483647, default 348160; capped by the device)");
-module_param_cb(rds_ib_mr_1m_pool_size, &rds_ib_mr_pool_size_ops,
-		&rds_ib_mr_1m_pool_size, 0444);
-__MODULE_PARM_TYPE(rds_ib_mr_1m_pool_size, "uint");
-MODULE_PARM_DESC(rds_ib_mr_1m_pool_size,
-		 " Max number of 1M MRs per device (1..2147483647, default 4096; capped by the device)");
+/*
+ * A pool needs one MR; the in-tree parameters are ints.  Read-only: the
+ * pools are sized when a device's MR state is made.
+ */
+RDS_PARAM_UINT(rds_ib_mr_8k_pool_size, rds_ib_mr_8k_pool_size, 1, INT_MAX,
+	       0444,
+	       " Max number of 8K MRs per device (1..2147483647, default 348160; capped by the device)");
+RDS_PARAM_UINT(rds_ib_mr_1m_pool_size, rds_ib_mr_1m_pool_size, 1, INT_MAX,
+	       0444,
+	       " Max number of 1M MRs per device (1..2147483647, default 4096; capped by the device)");
 
 /*
  * Key reuse.  An index (rkey >> 8) is not used again before this many
@@ -127,24 +114,10 @@ MODULE_PARM_DESC(rds_ib_mr_1m_pool_size,
 #define RDS_IB_MR_KEY_WINDOW_MIN	RDS_IB_MR_KEY_USES
 static unsigned int rds_ib_mr_key_window = 1U << 24;
 
-static int rds_ib_mr_key_window_set(const char *val,
-				    const struct kernel_param *kp)
-{
-	return rds_param_set_uint_range(val, kp, RDS_IB_MR_KEY_WINDOW_MIN,
-					UINT_MAX);
-}
-
-static const struct kernel_param_ops rds_ib_mr_key_window_ops = {
-	.set	= rds_ib_mr_key_window_set,
-	.get	= param_get_uint,
-};
-
 /* Read-only: a device's window is fixed when its MR state is made. */
-module_param_cb(rds_ib_mr_key_window, &rds_ib_mr_key_window_ops,
-		&rds_ib_mr_key_window, 0444);
-__MODULE_PARM_TYPE(rds_ib_mr_key_window, "uint");
-MODULE_PARM_DESC(rds_ib_mr_key_window,
-		 " Registrations before an MR index is used again (256..4294967295, default 16777216; small values are for tests)");
+RDS_PARAM_UINT(rds_ib_mr_key_window, rds_ib_mr_key_window,
+	       RDS_IB_MR_KEY_WINDOW_MIN, UINT_MAX, 0444,
+	       " Registrations before an MR index is used again (256..4294967295, default 16777216; small values are for tests)");
 
 /*
  * Test knob: every Nth ib_alloc_mr() of a device is treated as if the HCA
@@ -153,22 +126,8 @@ MODULE_PARM_DESC(rds_ib_mr_key_window,
  */
 static unsigned int rds_ib_mr_park_every;
 
-static int rds_ib_mr_park_every_set(const char *val,
-				    const struct kernel_param *kp)
-{
-	return rds_param_set_uint_range(val, kp, 0, 1000000);
-}
-
-static const struct kernel_param_ops rds_ib_mr_park_every_ops = {
-	.set	= rds_ib_mr_park_every_set,
-	.get	= param_get_uint,
-};
-
-module_param_cb(rds_ib_mr_park_every, &rds_ib_mr_park_every_ops,
-		&rds_ib_mr_park_every, 0644);
-__MODULE_PARM_TYPE(rds_ib_mr_park_every, "uint");
-MODULE_PARM_DESC(rds_ib_mr_park_every,
-		 " Test: park every Nth new MR as if its index were cooling down (0..1000000, default 0: off)");
+RDS_PARAM_UINT(rds_ib_mr_park_every, rds_ib_mr_park_every, 0, 1000000, 0644,
+	       " Test: park every Nth new MR as if its index were cooling down (0..1000000, default 0: off)");
 
 /* Parked MRs per pool, and ib_alloc_mr() tries per new pool MR. */
 #define RDS_IB_MR_PARK_MAX	32

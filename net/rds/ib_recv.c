@@ -78,51 +78,14 @@ static unsigned int rds_ib_recv_delay_us;
  *                          after handing a slot back, widening any window
  *                          in which a refill on another CPU could reuse it.
  */
-static int rds_ib_seq_start_set(const char *val, const struct kernel_param *kp)
-{
-	return rds_param_set_uint_range(val, kp, 0, UINT_MAX);
-}
-
-static int rds_ib_fail_every_set(const char *val, const struct kernel_param *kp)
-{
-	return rds_param_set_uint_range(val, kp, 0, 1000000);
-}
-
-static int rds_ib_delay_us_set(const char *val, const struct kernel_param *kp)
-{
-	return rds_param_set_uint_range(val, kp, 0, 1000);
-}
-
-static const struct kernel_param_ops rds_ib_seq_start_ops = {
-	.set	= rds_ib_seq_start_set,
-	.get	= param_get_uint,
-};
-
-static const struct kernel_param_ops rds_ib_fail_every_ops = {
-	.set	= rds_ib_fail_every_set,
-	.get	= param_get_uint,
-};
-
-static const struct kernel_param_ops rds_ib_delay_us_ops = {
-	.set	= rds_ib_delay_us_set,
-	.get	= param_get_uint,
-};
-
-module_param_cb(rds_ib_ring_seq_start, &rds_ib_seq_start_ops,
-		&rds_ib_ring_seq_start, 0644);
-__MODULE_PARM_TYPE(rds_ib_ring_seq_start, "uint");
-MODULE_PARM_DESC(rds_ib_ring_seq_start,
-		 " Test: first ring sequence number of new connections (0..4294967295, default 0)");
-module_param_cb(rds_ib_recv_fail_every, &rds_ib_fail_every_ops,
-		&rds_ib_recv_fail_every, 0644);
-__MODULE_PARM_TYPE(rds_ib_recv_fail_every, "uint");
-MODULE_PARM_DESC(rds_ib_recv_fail_every,
-		 " Test: fail every Nth atomic allocation of the receive completion path (0..1000000, default 0: never)");
-module_param_cb(rds_ib_recv_delay_us, &rds_ib_delay_us_ops,
-		&rds_ib_recv_delay_us, 0644);
-__MODULE_PARM_TYPE(rds_ib_recv_delay_us, "uint");
-MODULE_PARM_DESC(rds_ib_recv_delay_us,
-		 " Test: wait this long after a receive slot is handed back (0..1000 us, default 0)");
+RDS_PARAM_UINT(rds_ib_ring_seq_start, rds_ib_ring_seq_start, 0, UINT_MAX,
+	       0644,
+	       " Test: first ring sequence number of new connections (0..4294967295, default 0)");
+RDS_PARAM_UINT(rds_ib_recv_fail_every, rds_ib_recv_fail_every, 0, 1000000,
+	       0644,
+	       " Test: fail every Nth atomic allocation of the receive completion path (0..1000000, default 0: never)");
+RDS_PARAM_UINT(rds_ib_recv_delay_us, rds_ib_recv_delay_us, 0, 1000, 0644,
+	       " Test: wait this long after a receive slot is handed back (0..1000 us, default 0)");
 static atomic_t rds_ib_recv_fail_count = ATOMIC_INIT(0);
 
 static bool rds_ib_recv_inject_fail(gfp_t gfp)

@@ -1597,6 +1597,31 @@ static inline int rds_param_set_uint_range(const char *val,
 	return 0;
 }
 
+/**
+ * RDS_PARAM_UINT - define a uint module parameter checked against a range
+ * @name: the parameter's name (/sys/module/<module>/parameters/@name)
+ * @var: the unsigned int it sets
+ * @min: smallest value accepted
+ * @max: largest value accepted
+ * @perm: sysfs permissions: 0444 (load time only) or 0644 (also live)
+ * @desc: its MODULE_PARM_DESC text
+ *
+ * Every value, at load and through sysfs, goes through
+ * rds_param_set_uint_range(); reads use param_get_uint().
+ */
+#define RDS_PARAM_UINT(name, var, min, max, perm, desc)			\
+static int name##_set(const char *val, const struct kernel_param *kp)	\
+{									\
+	return rds_param_set_uint_range(val, kp, min, max);		\
+}									\
+static const struct kernel_param_ops name##_ops = {			\
+	.set	= name##_set,						\
+	.get	= param_get_uint,					\
+};									\
+module_param_cb(name, &name##_ops, &var, perm);				\
+__MODULE_PARM_TYPE(name, "uint");					\
+MODULE_PARM_DESC(name, desc)
+
 /* ------------------------------------------------------------------------
  * Internal to rds.ko (not for transports)
  * ------------------------------------------------------------------------

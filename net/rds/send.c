@@ -55,23 +55,10 @@
 
 static unsigned int rds_send_batch_count = 1024;
 
-static int rds_send_batch_count_set(const char *val,
-				    const struct kernel_param *kp)
-{
-	return rds_param_set_uint_range(val, kp, 1, RDS_SEND_BATCH_MAX);
-}
-
-static const struct kernel_param_ops rds_send_batch_count_ops = {
-	.set	= rds_send_batch_count_set,
-	.get	= param_get_uint,
-};
-
 /* Read-only: set at load time only (validated there). */
-module_param_cb(send_batch_count, &rds_send_batch_count_ops,
-		&rds_send_batch_count, 0444);
-__MODULE_PARM_TYPE(send_batch_count, "uint");
-MODULE_PARM_DESC(send_batch_count,
-		 " Messages handed to the transport per pass of the send loop (1..1048576, default 1024)");
+RDS_PARAM_UINT(send_batch_count, rds_send_batch_count, 1, RDS_SEND_BATCH_MAX,
+	       0444,
+	       " Messages handed to the transport per pass of the send loop (1..1048576, default 1024)");
 
 static inline void rds_wake_sk(struct rds_sock *rs)
 {
