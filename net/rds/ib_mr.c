@@ -693,6 +693,9 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_find(struct rds_ib_device *rid)
 	return md;
 }
 
+/* Lockdep class of md_cool's lock, apart from md_keys' (see its init). */
+static struct lock_class_key rds_ib_md_cool_class;
+
 /* The device's registration state, made on first use (process context). */
 static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 {
@@ -735,6 +738,12 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 	md->md_key_window = rds_ib_mr_key_window;
 	mutex_init(&md->md_cool_lock);
 	xa_init(&md->md_cool);
+	/*
+	 * Both xarrays' spinlocks would share one lockdep class (one
+	 * xa_init() per file): md_keys is taken from completion softirqs,
+	 * md_cool only in process context under md_cool_lock.
+	 */
+	lockdep_set_class(&md->md_cool.xa_lock, &rds_ib_md_cool_class);
 	INIT_LIST_HEAD(&md->md_cool_fifo);
 	for (i = 0; i < RDS_IB_MR_NPOOLS; i++) {
 		struct rds_ib_mr_pool *pool = &md->md_pools[i];
