@@ -573,10 +573,18 @@ TEST_F_TIMEOUT(pool, op_memlock, 120)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
+static pid_t main_pid;
+
+/* At exit of the main process (not a test child): default pools again. */
+static void reload_defaults(void)
+{
+	if (getpid() == main_pid && rds_reload_ours(""))
+		printf("# could not reload rds_rdma with its defaults\n");
+}
+
 int main(int argc, char **argv)
 {
 	char want[64], got[64];
-	int ret;
 
 	if (argc == 5 && !strcmp(argv[1], "serve"))
 		return serve(argv[2], atoi(argv[3]), atoi(argv[4]));
@@ -594,10 +602,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rds_test_prepare();
-	ret = test_harness_run(argc, argv);
-	if (rds_reload_ours("")) {
-		printf("# could not reload rds_rdma with its defaults\n");
-		ret = 1;
-	}
-	return ret;
+	/* test_harness_run() exits: the defaults come back at exit. */
+	main_pid = getpid();
+	atexit(reload_defaults);
+	return test_harness_run(argc, argv);
 }

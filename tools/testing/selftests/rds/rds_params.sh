@@ -159,7 +159,8 @@ good $I/flow_control 0
 for p in rds/parameters/send_batch_count \
 	 rds_rdma/parameters/rds_ib_retry_count \
 	 rds_rdma/parameters/rds_ib_mr_8k_pool_size \
-	 rds_rdma/parameters/rds_ib_mr_1m_pool_size; do
+	 rds_rdma/parameters/rds_ib_mr_1m_pool_size \
+	 rds_rdma/parameters/rds_ib_mr_key_window; do
 	t "$p is 0444" '[ "$(stat -c %a $P/$p)" = 444 ]'
 	bad $P/$p 5 "Permission denied"
 done
@@ -167,6 +168,7 @@ default $P/rds/parameters/send_batch_count 1024
 default $P/rds_rdma/parameters/rds_ib_retry_count 6
 default $P/rds_rdma/parameters/rds_ib_mr_8k_pool_size 348160
 default $P/rds_rdma/parameters/rds_ib_mr_1m_pool_size 4096
+default $P/rds_rdma/parameters/rds_ib_mr_key_window 16777216
 
 # The writable ones of rds_rdma.ko, live.
 for p in rds_ib_inv_batch rds_ib_inv_flush_us rds_ib_inv_force_local \
@@ -216,6 +218,13 @@ good $W/rds_ib_recv_fail_every 0
 good $W/rds_ib_recv_delay_us 1000
 bad $W/rds_ib_recv_delay_us 1001
 good $W/rds_ib_recv_delay_us 0
+# The key cool-down's test knob (rdma_keyreuse drives it).
+t "rds_rdma/rds_ib_mr_park_every is 0644" '[ "$(stat -c %a $W/rds_ib_mr_park_every)" = 644 ]'
+default $W/rds_ib_mr_park_every 0
+good $W/rds_ib_mr_park_every 1000000
+bad $W/rds_ib_mr_park_every 1000001
+bad $W/rds_ib_mr_park_every -1
+good $W/rds_ib_mr_park_every 0
 
 # At load time.  loads MODULE PARAMS...: insmod succeeds.  refused MODULE
 # PARAM=VALUE: insmod fails with EINVAL, the module is not loaded and the
@@ -269,12 +278,15 @@ for pv in rds_ib_retry_count=8 rds_ib_retry_count=-1 rds_ib_retry_count=x \
 	  rds_ib_mr_1m_pool_size=0 rds_ib_mr_1m_pool_size=-1 \
 	  rds_ib_inv_batch=0 rds_ib_inv_batch=65 \
 	  rds_ib_inv_flush_us=100001 rds_ib_inv_flush_us=1e3 \
-	  rds_ib_inv_force_local=maybe rds_ib_atomic_force_emul=maybe; do
+	  rds_ib_inv_force_local=maybe rds_ib_atomic_force_emul=maybe \
+	  rds_ib_mr_key_window=255 rds_ib_mr_key_window=4294967296 \
+	  rds_ib_mr_park_every=1000001; do
 	refused rds_rdma "$pv"
 done
 loads rds_rdma rds_ib_retry_count=0 rds_ib_mr_8k_pool_size=1 \
 	rds_ib_mr_1m_pool_size=1 rds_ib_inv_batch=1 rds_ib_inv_flush_us=0 \
-	rds_ib_inv_force_local rds_ib_atomic_force_emul
+	rds_ib_inv_force_local rds_ib_atomic_force_emul \
+	rds_ib_mr_key_window=256 rds_ib_mr_park_every=1
 readback rds_rdma rds_ib_retry_count 0
 readback rds_rdma rds_ib_mr_8k_pool_size 1
 readback rds_rdma rds_ib_mr_1m_pool_size 1
@@ -282,11 +294,13 @@ readback rds_rdma rds_ib_inv_batch 1
 readback rds_rdma rds_ib_inv_flush_us 0
 readback rds_rdma rds_ib_inv_force_local Y
 readback rds_rdma rds_ib_atomic_force_emul Y
+readback rds_rdma rds_ib_mr_key_window 256
+readback rds_rdma rds_ib_mr_park_every 1
 rmmod rds_rdma
 loads rds_rdma rds_ib_retry_count=7 rds_ib_mr_8k_pool_size=2147483647 \
 	rds_ib_mr_1m_pool_size=2147483647 rds_ib_inv_batch=64 \
 	rds_ib_inv_flush_us=100000 rds_ib_inv_force_local=n \
-	rds_ib_atomic_force_emul=0
+	rds_ib_atomic_force_emul=0 rds_ib_mr_key_window=4294967295
 readback rds_rdma rds_ib_retry_count 7
 readback rds_rdma rds_ib_mr_8k_pool_size 2147483647
 readback rds_rdma rds_ib_mr_1m_pool_size 2147483647
@@ -294,6 +308,7 @@ readback rds_rdma rds_ib_inv_batch 64
 readback rds_rdma rds_ib_inv_flush_us 100000
 readback rds_rdma rds_ib_inv_force_local N
 readback rds_rdma rds_ib_atomic_force_emul N
+readback rds_rdma rds_ib_mr_key_window 4294967295
 
 # Back to the defaults for whatever runs next.
 unload
