@@ -476,7 +476,7 @@ static void rds_ib_apply_peer_cmn(struct rds_ib_ep *ep,
 	ep->e_peer_caps = cmn->ricpc_caps & RDS_IB_CAP_MASK_OURS;
 	if (credit && READ_ONCE(rds_ib_sysctl_flow_control)) {
 		set_bit(RDS_IB_EP_FLOWCTL, &ep->e_flags);
-		rds_ib_send_add_credits(ep, min_t(u32, credit, 0xffff));
+		rds_ib_send_add_credits(ep, credit);
 	}
 	if (ack)
 		rds_send_drop_acked(ep->e_ic->ic_cp, ack, NULL);

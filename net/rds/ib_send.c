@@ -131,10 +131,29 @@ static u32 rds_ib_grab_credits(struct rds_ib_ep *ep, u32 wanted, u32 *adv,
 }
 
 /* Give back send credits taken but not used. */
+/*
+ * Add @credits send credits, saturating at RDS_IB_MAX_RING_USED (the
+ * largest receive ring a peer can have): whatever a peer claims, the send
+ * half of e_credits never carries into the posted half.
+ */
+static void rds_ib_credits_add_send(struct rds_ib_ep *ep, u32 credits)
+{
+	int old = atomic_read(&ep->e_credits), new;
+
+	do {
+		u32 send = RDS_IB_SEND_CREDITS(old) +
+			   min_t(u32, credits, RDS_IB_MAX_RING_USED);
+
+		send = min_t(u32, send, RDS_IB_MAX_RING_USED);
+		new = (old & ~RDS_IB_SET_SEND_CREDITS(~0)) |
+		      RDS_IB_SET_SEND_CREDITS(send);
+	} while (!atomic_try_cmpxchg(&ep->e_credits, &old, new));
+}
+
 static void rds_ib_return_credits(struct rds_ib_ep *ep, u32 credits)
 {
 	if (credits && test_bit(RDS_IB_EP_FLOWCTL, &ep->e_flags))
-		atomic_add(RDS_IB_SET_SEND_CREDITS(credits), &ep->e_credits);
+		rds_ib_credits_add_send(ep, credits);
 }
 
 /**
@@ -142,7 +161,9 @@ static void rds_ib_return_credits(struct rds_ib_ep *ep, u32 credits)
  * @ep: endpoint
  * @credits: h_credit or the private data's credit
  *
- * Any context.  Resumes a sender stopped for lack of credits.
+ * Any context.  Resumes a sender stopped for lack of credits.  The peer
+ * cannot give more than its receive ring: a peer that claims more (a bug
+ * or a forgery) is clamped (rds_ib_credits_add_send()).
  */
 void rds_ib_send_add_credits(struct rds_ib_ep *ep, unsigned int credits)
 {
@@ -150,7 +171,7 @@ void rds_ib_send_add_credits(struct rds_ib_ep *ep, unsigned int credits)
 
 	if (!credits || !test_bit(RDS_IB_EP_FLOWCTL, &ep->e_flags))
 		return;
-	atomic_add(RDS_IB_SET_SEND_CREDITS(credits), &ep->e_credits);
+	rds_ib_credits_add_send(ep, credits);
 	rds_ib_stats_inc(s_ib_rx_credit_updates);
 	rds_ib_tx_kick(ep, cp);
 }
