@@ -364,7 +364,10 @@ static int rds_set_transport(struct net *net, struct rds_sock *rs,
 	if (t_type != RDS_TRANS_TCP && !net_eq(net, &init_net))
 		return -EPROTOTYPE;
 	rs->rs_transport = rds_trans_get(t_type);
-	return rs->rs_transport ? 0 : -ENOPROTOOPT;
+	if (!rs->rs_transport)
+		return -ENOPROTOOPT;
+	rs->rs_trans_pinned = true;
+	return 0;
 }
 
 static int rds_enable_recvtstamp(struct sock *sk, sockptr_t optval,

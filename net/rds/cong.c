@@ -10,13 +10,15 @@
  * set while the socket bound to that port has more than sk_rcvbuf/2 bytes
  * queued (recv.c).  Our own maps (local addresses) are sent to peers as an
  * ordinary 8192-byte message with h_flags == CONG_BITMAP, on every
- * non-loopback connection whose local address is the map's, between data
+ * non-loop connection whose local address is the map's, between data
  * messages (RDS_CONG_UPDATE_QUEUED on the path) and again on every new
  * connection when any bit is set.  Peers' maps arrive the same way and are
  * copied into the map of the peer's address (c_fcong); a sender consults it
  * before queueing (rds_cong_wait(): ENOBUFS or sleep).  A loop connection's
  * c_fcong is the destination's own local map, so local congestion needs no
- * messages at all.
+ * messages at all; an RDMA connection between two local addresses (a
+ * pinned socket's) carries updates, and the receiver ignores them (the
+ * map they would overwrite is the live local one).
  *
  * When a map loses bits (ports uncongested), blocked senders on the map are
  * woken, poll() of sockets that saw congestion reports EPOLLIN|EPOLLWRBAND
@@ -344,6 +346,14 @@ void rds_cong_recv(struct rds_conn_path *cp, struct rds_incoming *inc)
 	if (be32_to_cpu(inc->i_hdr.h_len) != RDS_CONG_MAP_BYTES)
 		return;
 	rds_stats_inc(s_cong_update_received);
+	/*
+	 * From a local address (a pinned socket's connection through the
+	 * HCA): the map is our own, kept up to date here; the copy could
+	 * only be older.  Checked now, not at connect: addresses move.
+	 */
+	if (rds_addr_is_local(rds_conn_net(conn), &conn->c_faddr,
+			      conn->c_dev_if))
+		return;
 
 	buf = kmalloc(RDS_CONG_MAP_BYTES, GFP_ATOMIC | __GFP_NOWARN);
 	if (!buf) {

@@ -12,8 +12,12 @@
  * last sent on, so the common sendmsg() does not even hash.
  *
  * A destination that is an address of this host (RTN_LOCAL for IPv4,
- * ipv6_chk_addr() for IPv6) always gets a loop-transport connection, so a
- * local peer never needs an RDMA loopback QP.
+ * ipv6_chk_addr() for IPv6) gets a loop-transport connection, so a local
+ * peer needs no RDMA loopback QP, unless the socket pinned its transport
+ * with SO_RDS_TRANSPORT: then it is a connection of that transport through
+ * the device's loopback, as in-tree, if that transport can serve the
+ * address (127/8 and ::1 always use loop).  An address sending to itself
+ * always gets loop: both ends would be the one connection.
  *
  * The state machine is in rds.h.  The workers (threads.c, send.c) run on
  * rds_wq; one path's connect, send, receive and shutdown workers are
@@ -93,8 +97,8 @@ rds_conn_lookup(struct hlist_head *head, struct net *net,
 }
 
 /* Is @addr an address of this host (in @net)? */
-static bool rds_addr_is_local(struct net *net, const struct in6_addr *addr,
-			      int dev_if)
+bool rds_addr_is_local(struct net *net, const struct in6_addr *addr,
+		       int dev_if)
 {
 	if (ipv6_addr_v4mapped(addr))
 		return inet_addr_type(net, addr->s6_addr32[3]) == RTN_LOCAL;
@@ -139,7 +143,7 @@ static void rds_conn_path_init(struct rds_connection *conn,
 static struct rds_connection *
 __rds_conn_create(struct net *net, const struct in6_addr *laddr,
 		  const struct in6_addr *faddr, struct rds_transport *trans,
-		  u8 tos, int dev_if, gfp_t gfp, bool outgoing)
+		  u8 tos, int dev_if, gfp_t gfp, bool outgoing, bool pinned)
 {
 	struct rds_connection *conn, *found;
 	struct hlist_head *head;
@@ -148,12 +152,17 @@ __rds_conn_create(struct net *net, const struct in6_addr *laddr,
 	unsigned int i;
 	int ret;
 
-	if (outgoing && rds_addr_is_local(net, faddr, dev_if)) {
+	/*
+	 * A pinned socket keeps its transport for another local address
+	 * that the transport can serve (not 127/8 or ::1, say); everything
+	 * else local goes through loop.  Process context (sendmsg()).
+	 */
+	if (outgoing && rds_addr_is_local(net, faddr, dev_if) &&
+	    (!pinned || !trans || ipv6_addr_equal(laddr, faddr) ||
+	     !trans->laddr_check || trans->laddr_check(net, faddr, dev_if)))
 		trans = &rds_loop_transport;
+	if (trans == &rds_loop_transport)
 		loop = true;
-	} else if (trans == &rds_loop_transport) {
-		loop = true;
-	}
 	if (!trans)
 		return ERR_PTR(-EADDRNOTAVAIL);
 
@@ -221,7 +230,7 @@ struct rds_connection *rds_conn_create(struct net *net,
 				       int dev_if, gfp_t gfp)
 {
 	return __rds_conn_create(net, laddr, faddr, trans, tos, dev_if, gfp,
-				 false);
+				 false, false);
 }
 EXPORT_SYMBOL_GPL(rds_conn_create);
 
@@ -229,10 +238,11 @@ struct rds_connection *rds_conn_create_outgoing(struct net *net,
 						const struct in6_addr *laddr,
 						const struct in6_addr *faddr,
 						struct rds_transport *trans,
-						u8 tos, int dev_if, gfp_t gfp)
+						bool pinned, u8 tos, int dev_if,
+						gfp_t gfp)
 {
 	return __rds_conn_create(net, laddr, faddr, trans, tos, dev_if, gfp,
-				 true);
+				 true, pinned);
 }
 EXPORT_SYMBOL_GPL(rds_conn_create_outgoing);
 

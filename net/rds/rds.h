@@ -17,9 +17,9 @@
  * asking each registered transport's ->laddr_check() whether it can serve the
  * local address.  The first send to a destination creates a connection,
  * struct rds_connection, keyed by (local address, remote address, TOS,
- * transport, netns).  A destination that is an address of this host always
- * goes through the loopback transport (loop.c), whatever the socket's
- * transport.  A connection has one path (struct rds_conn_path); the path is
+ * transport, netns).  A destination that is an address of this host goes
+ * through the loopback transport (loop.c), unless the socket pinned its
+ * transport with SO_RDS_TRANSPORT (connection.c).  A connection has one path (struct rds_conn_path); the path is
  * the unit of the state machine, of sequence numbers and of the queues.
  *
  * State machine of a path (cp_state, changed only by
@@ -326,7 +326,8 @@ struct rds_conn_path {
  * @c_dev_if: interface of a link-local IPv6 pair, 0 otherwise
  * @c_tos: type of service (after ->get_tos_map())
  * @c_isv6: the addresses are real IPv6 (not v4-mapped)
- * @c_loopback: the remote address is local: c_trans is the loop transport
+ * @c_loopback: c_trans is the loop transport (the remote address is local;
+ *	a pinned socket's local peer may also have a real transport)
  * @c_trans: transport
  * @c_net: network namespace (not referenced: conns die with their netns)
  * @c_lcong: congestion map of c_laddr (ours, sent to the peer)
@@ -728,7 +729,7 @@ struct rds_mr {
  * @t_type: RDS_TRANS_IB, RDS_TRANS_TCP, ... (uapi values)
  * @t_owner: module that implements it; pinned while sockets use it
  * @t_item: entry in the transport list (rds.ko)
- * @t_prefer_loopback: unused: local destinations always use loop
+ * @t_prefer_loopback: unused: unpinned sockets' local destinations use loop
  * @laddr_check: 0 if this transport can bind @addr, -EADDRNOTAVAIL otherwise
  *	(process context, may sleep)
  * @conn_alloc: allocate the transport half of every path of @conn and set
@@ -935,6 +936,8 @@ struct rds_bind_key {
  * @rs_conn_addr: default destination (connect())
  * @rs_conn_port: default destination port, network order
  * @rs_transport: transport chosen at bind or with SO_RDS_TRANSPORT
+ * @rs_trans_pinned: rs_transport was set with SO_RDS_TRANSPORT: it carries
+ *	traffic to local destinations too (not the loop transport)
  * @rs_conn: last connection used for sending (cache, no reference: a
  *	connection outlives the sockets of its transport)
  * @rs_tos: TOS set with SIOCRDSSETTOS
@@ -970,6 +973,7 @@ struct rds_sock {
 	struct rds_transport	*rs_transport;
 	struct rds_connection	*rs_conn;
 	u8			rs_tos;
+	bool			rs_trans_pinned;
 
 	spinlock_t		rs_lock;
 	struct list_head	rs_send_queue;
@@ -1065,18 +1069,36 @@ struct rds_connection *rds_conn_create(struct net *net,
  * @net: namespace
  * @laddr: local address
  * @faddr: remote address
- * @trans: transport of the socket (replaced by loop for local @faddr)
+ * @trans: transport of the socket
+ * @pinned: @trans was chosen with SO_RDS_TRANSPORT
  * @tos: TOS (already mapped)
  * @dev_if: interface of a link-local IPv6 pair, else 0
  * @gfp: allocation flags
  *
+ * A local @faddr gets the loop transport, unless @pinned and @faddr is
+ * not @laddr: a pinned socket's traffic to another local address goes
+ * through @trans (for IB, the HCA's loopback), as in-tree.  An address
+ * talking to itself always uses loop: both ends would be one connection.
+ *
  * Return: the connection or an ERR_PTR.
  */
+/**
+ * rds_addr_is_local - is @addr an address of this host in @net?
+ * @net: namespace
+ * @addr: address (v4-mapped for IPv4)
+ * @dev_if: interface of a link-local IPv6 address, else 0
+ *
+ * RCU inside; any context.
+ */
+bool rds_addr_is_local(struct net *net, const struct in6_addr *addr,
+		       int dev_if);
+
 struct rds_connection *rds_conn_create_outgoing(struct net *net,
 						const struct in6_addr *laddr,
 						const struct in6_addr *faddr,
 						struct rds_transport *trans,
-						u8 tos, int dev_if, gfp_t gfp);
+						bool pinned, u8 tos, int dev_if,
+						gfp_t gfp);
 
 /**
  * rds_conn_path_transition - change a path's state if it is @old

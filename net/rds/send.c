@@ -756,8 +756,10 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 	    !ipv6_addr_equal(&conn->c_laddr, &rs->rs_bound_addr)) {
 		conn = rds_conn_create_outgoing(sock_net(sk),
 						&rs->rs_bound_addr, &daddr,
-						rs->rs_transport, rs->rs_tos,
-						scope_id, GFP_KERNEL);
+						rs->rs_transport,
+						rs->rs_trans_pinned,
+						rs->rs_tos, scope_id,
+						GFP_KERNEL);
 		if (IS_ERR(conn)) {
 			release_sock(sk);
 			ret = PTR_ERR(conn);
