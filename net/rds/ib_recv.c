@@ -329,7 +329,8 @@ int rds_ib_recv_refill(struct rds_ib_ep *ep, gfp_t gfp)
 			spin_unlock_bh(&ep->e_recv_lock);
 			rds_ib_ep_post_error(ep, err, "ib_post_recv failed");
 			ret = -EIO;
-			i = n;
+			/* The slots keep theirs; free the batch's unused pages. */
+			i = 0;
 			goto free_rest;
 		}
 		spin_unlock_bh(&ep->e_recv_lock);
