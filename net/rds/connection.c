@@ -96,7 +96,14 @@ rds_conn_lookup(struct hlist_head *head, struct net *net,
 	return NULL;
 }
 
-/* Is @addr an address of this host (in @net)? */
+/* 127.0.0.0/8 (also v4-mapped) or ::1? */
+static bool rds_addr_is_loopback(const struct in6_addr *addr)
+{
+	if (ipv6_addr_v4mapped(addr))
+		return ipv4_is_loopback(addr->s6_addr32[3]);
+	return ipv6_addr_loopback(addr);
+}
+
 bool rds_addr_is_local(struct net *net, const struct in6_addr *addr,
 		       int dev_if)
 {
@@ -147,31 +154,50 @@ __rds_conn_create(struct net *net, const struct in6_addr *laddr,
 {
 	struct rds_connection *conn, *found;
 	struct hlist_head *head;
-	bool loop = false;
+	bool loop = false, check = false;
 	unsigned long flags;
 	unsigned int i;
 	int ret;
 
 	/*
 	 * A pinned socket keeps its transport for another local address
-	 * that the transport can serve (not 127/8 or ::1, say); everything
-	 * else local goes through loop.  Process context (sendmsg()).
+	 * (not a loopback one); everything else local goes through loop.
 	 */
-	if (outgoing && rds_addr_is_local(net, faddr, dev_if) &&
-	    (!pinned || !trans || ipv6_addr_equal(laddr, faddr) ||
-	     !trans->laddr_check || trans->laddr_check(net, faddr, dev_if)))
-		trans = &rds_loop_transport;
-	if (trans == &rds_loop_transport)
-		loop = true;
+	if (outgoing && trans && rds_addr_is_local(net, faddr, dev_if)) {
+		if (!pinned || ipv6_addr_equal(laddr, faddr) ||
+		    rds_addr_is_loopback(faddr))
+			trans = &rds_loop_transport;
+		else
+			check = trans != &rds_loop_transport;
+	}
 	if (!trans)
 		return ERR_PTR(-EADDRNOTAVAIL);
-
 	head = rds_conn_bucket(net, laddr, faddr);
+again:
+	if (trans == &rds_loop_transport)
+		loop = true;
 	rcu_read_lock();
 	found = rds_conn_lookup(head, net, laddr, faddr, trans, tos, dev_if);
 	rcu_read_unlock();
 	if (found)
 		return found;
+	if (check) {
+		/*
+		 * A new pinned connection to a local address: only if the
+		 * transport can serve that address (it binds it: process
+		 * context, sendmsg()); if it cannot, loop.
+		 */
+		might_sleep();
+		check = false;
+		ret = trans->laddr_check ?
+		      trans->laddr_check(net, faddr, dev_if) : -EADDRNOTAVAIL;
+		if (ret == -EADDRNOTAVAIL) {
+			trans = &rds_loop_transport;
+			goto again;
+		}
+		if (ret)
+			return ERR_PTR(ret);
+	}
 
 	conn = kzalloc(sizeof(*conn), gfp);
 	if (!conn)

@@ -130,7 +130,6 @@ static u32 rds_ib_grab_credits(struct rds_ib_ep *ep, u32 wanted, u32 *adv,
 	return got;
 }
 
-/* Give back send credits taken but not used. */
 /*
  * Add @credits send credits, saturating at RDS_IB_MAX_RING_USED (the
  * largest receive ring a peer can have): whatever a peer claims, the send
@@ -150,6 +149,7 @@ static void rds_ib_credits_add_send(struct rds_ib_ep *ep, u32 credits)
 	} while (!atomic_try_cmpxchg(&ep->e_credits, &old, new));
 }
 
+/* Give back send credits taken but not used. */
 static void rds_ib_return_credits(struct rds_ib_ep *ep, u32 credits)
 {
 	if (credits && test_bit(RDS_IB_EP_FLOWCTL, &ep->e_flags))

@@ -19,8 +19,9 @@
  * struct rds_connection, keyed by (local address, remote address, TOS,
  * transport, netns).  A destination that is an address of this host goes
  * through the loopback transport (loop.c), unless the socket pinned its
- * transport with SO_RDS_TRANSPORT (connection.c).  A connection has one path (struct rds_conn_path); the path is
- * the unit of the state machine, of sequence numbers and of the queues.
+ * transport with SO_RDS_TRANSPORT (connection.c).  A connection has one
+ * path (struct rds_conn_path); the path is the unit of the state machine,
+ * of sequence numbers and of the queues.
  *
  * State machine of a path (cp_state, changed only by
  * rds_conn_path_transition() and the helpers below):
@@ -1065,6 +1066,19 @@ struct rds_connection *rds_conn_create(struct net *net,
 				       int dev_if, gfp_t gfp);
 
 /**
+ * rds_addr_is_local - is @addr an address of this host in @net?
+ * @net: namespace
+ * @addr: address (v4-mapped for IPv4)
+ * @dev_if: interface of a link-local IPv6 address, else 0
+ *
+ * RCU inside; any context.
+ *
+ * Return: true if it is.
+ */
+bool rds_addr_is_local(struct net *net, const struct in6_addr *addr,
+		       int dev_if);
+
+/**
  * rds_conn_create_outgoing - like rds_conn_create(), for the sending side
  * @net: namespace
  * @laddr: local address
@@ -1075,24 +1089,15 @@ struct rds_connection *rds_conn_create(struct net *net,
  * @dev_if: interface of a link-local IPv6 pair, else 0
  * @gfp: allocation flags
  *
- * A local @faddr gets the loop transport, unless @pinned and @faddr is
- * not @laddr: a pinned socket's traffic to another local address goes
- * through @trans (for IB, the HCA's loopback), as in-tree.  An address
- * talking to itself always uses loop: both ends would be one connection.
+ * A local @faddr gets the loop transport, unless @pinned, @faddr is not
+ * @laddr nor a loopback address, and @trans can serve @faddr (its
+ * ->laddr_check(), asked when the connection is made): a pinned socket's
+ * traffic to another local address goes through @trans (for IB, the HCA's
+ * loopback), as in-tree.  An address talking to itself always uses loop:
+ * both ends would be one connection.  Process context.
  *
  * Return: the connection or an ERR_PTR.
  */
-/**
- * rds_addr_is_local - is @addr an address of this host in @net?
- * @net: namespace
- * @addr: address (v4-mapped for IPv4)
- * @dev_if: interface of a link-local IPv6 address, else 0
- *
- * RCU inside; any context.
- */
-bool rds_addr_is_local(struct net *net, const struct in6_addr *addr,
-		       int dev_if);
-
 struct rds_connection *rds_conn_create_outgoing(struct net *net,
 						const struct in6_addr *laddr,
 						const struct in6_addr *faddr,

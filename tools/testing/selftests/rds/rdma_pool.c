@@ -578,8 +578,11 @@ static pid_t main_pid;
 /* At exit of the main process (not a test child): default pools again. */
 static void reload_defaults(void)
 {
-	if (getpid() == main_pid && rds_reload_ours(""))
+	if (getpid() == main_pid && rds_reload_ours("")) {
 		printf("# could not reload rds_rdma with its defaults\n");
+		fflush(stdout);
+		_exit(KSFT_FAIL);
+	}
 }
 
 int main(int argc, char **argv)
