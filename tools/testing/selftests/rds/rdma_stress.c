@@ -30,7 +30,8 @@
  * where RDS_SIW_LOCAL_ADDR/RDS_SIW_PEER_ADDR exist (the debug kernel).
  *
  * RDMA_STRESS_READ_EVERY (default 4): every n-th op is a READ, 0 for none;
- * RDMA_STRESS_READ_EVERY_SIW (default 4) the same for the siw variant.
+ * RDMA_STRESS_READ_EVERY_SIW (default 4) the same for the siw variant;
+ * RDMA_STRESS_SIW=0 skips that variant.
  *
  *   rdma_stress side FAMILY LADDR PADDR BASE RUN OPS DEADLINE DIR READ_EVERY
  *       one node's half (node 1's is started through rds-peer): writes
@@ -624,6 +625,8 @@ FIXTURE_SETUP(st)
 	if (variant->siw && (!getenv("RDS_SIW_LOCAL_ADDR") ||
 			     !getenv("RDS_SIW_PEER_ADDR")))
 		SKIP(return, "no siw link (debug kernel only)");
+	if (variant->siw && !strcmp(rds_env("RDMA_STRESS_SIW", "1"), "0"))
+		SKIP(return, "RDMA_STRESS_SIW=0");
 }
 
 FIXTURE_TEARDOWN(st)
