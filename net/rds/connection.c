@@ -96,14 +96,6 @@ rds_conn_lookup(struct hlist_head *head, struct net *net,
 	return NULL;
 }
 
-/* 127.0.0.0/8 (also v4-mapped) or ::1? */
-static bool rds_addr_is_loopback(const struct in6_addr *addr)
-{
-	if (ipv6_addr_v4mapped(addr))
-		return ipv4_is_loopback(addr->s6_addr32[3]);
-	return ipv6_addr_loopback(addr);
-}
-
 bool rds_addr_is_local(struct net *net, const struct in6_addr *addr,
 		       int dev_if)
 {

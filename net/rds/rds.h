@@ -84,6 +84,7 @@
 #include <linux/rds.h>
 #include <net/sock.h>
 #include <net/net_namespace.h>
+#include <net/ipv6.h>
 
 #include "rds_compat.h"
 
@@ -1064,6 +1065,14 @@ struct rds_connection *rds_conn_create(struct net *net,
 				       const struct in6_addr *faddr,
 				       struct rds_transport *trans, u8 tos,
 				       int dev_if, gfp_t gfp);
+
+/* 127.0.0.0/8 (also v4-mapped) or ::1? */
+static inline bool rds_addr_is_loopback(const struct in6_addr *addr)
+{
+	if (ipv6_addr_v4mapped(addr))
+		return ipv4_is_loopback(addr->s6_addr32[3]);
+	return ipv6_addr_loopback(addr);
+}
 
 /**
  * rds_addr_is_local - is @addr an address of this host in @net?

@@ -110,8 +110,7 @@ struct rds_transport *rds_trans_get_preferred(struct net *net,
 {
 	struct rds_transport *t, *found = NULL;
 
-	if (ipv6_addr_v4mapped(addr) ? ipv4_is_loopback(addr->s6_addr32[3]) :
-	    ipv6_addr_loopback(addr)) {
+	if (rds_addr_is_loopback(addr)) {
 		__module_get(rds_loop_transport.t_owner);
 		return &rds_loop_transport;
 	}
