@@ -821,7 +821,6 @@ static const char *const rds_conn_state_names[] = {
 	[RDS_CONN_CONNECTING]	 = "CONNECTING",
 	[RDS_CONN_DISCONNECTING] = "DISCONNECTING",
 	[RDS_CONN_UP]		 = "UP",
-	[RDS_CONN_RESETTING]	 = "RESETTING",
 	[RDS_CONN_ERROR]	 = "ERROR",
 };
 

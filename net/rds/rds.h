@@ -189,7 +189,6 @@ enum rds_conn_state {
 	RDS_CONN_CONNECTING,
 	RDS_CONN_DISCONNECTING,
 	RDS_CONN_UP,
-	RDS_CONN_RESETTING,
 	RDS_CONN_ERROR,
 };
 
@@ -197,7 +196,6 @@ enum rds_conn_state {
 #define RDS_LL_SEND_FULL	0	/* transport ring full; it will kick us */
 #define RDS_RECONNECT_PENDING	1	/* connect work queued */
 #define RDS_IN_XMIT		2	/* someone is inside rds_send_xmit() */
-#define RDS_RECV_REFILL		3	/* free for the transport's refill */
 #define RDS_DESTROY_PENDING	4	/* connection is being destroyed */
 #define RDS_CONG_UPDATE_QUEUED	5	/* our congestion map must be sent */
 #define RDS_SHUTDOWN_QUEUED	6	/* shutdown work queued */
@@ -430,7 +428,6 @@ struct rds_incoming {
 #define RDS_MSG_RETRANSMITTED	5	/* sent before a connection drop */
 #define RDS_MSG_MAPPED		6	/* transport has it DMA mapped */
 #define RDS_MSG_PAGEVEC		7	/* payload pages not ours (cong map) */
-#define RDS_MSG_FLUSH		8	/* free for transport use */
 #define RDS_MSG_RDMA_MAP	9	/* m_rdma_mr made by RDS_CMSG_RDMA_MAP */
 #define RDS_MSG_PONG		10	/* a pong, counted in cp_pongs */
 
@@ -458,8 +455,6 @@ static inline u32 rds_msg_charge(u32 payload_len)
  * @op_notify: later issue (zerocopy/RDMA notifications)
  * @op_nents: sg entries in op_sg
  * @op_count: sg entries mapped by the transport (ib_dma_map_sg result)
- * @op_dmasg: first mapped entry not yet posted (transport bookkeeping)
- * @op_dmaoff: offset into it (transport bookkeeping)
  * @op_sg: the entries; each at most PAGE_SIZE, no entry crosses a page
  */
 struct rm_data_op {
@@ -467,8 +462,6 @@ struct rm_data_op {
 	unsigned int		op_notify:1;
 	unsigned int		op_nents;
 	unsigned int		op_count;
-	unsigned int		op_dmasg;
-	unsigned int		op_dmaoff;
 	struct scatterlist	*op_sg;
 };
 
@@ -514,7 +507,6 @@ struct rds_notifier {
  *	when the message is freed
  * @op_notifier: the notification, or NULL; rds.ko queues it once, from
  *	rds_rdma_send_complete() or when the message is dropped/cancelled
- * @op_rdma_mr: NULL for this op (the MAP/DEST MR is rm->m_rdma_mr)
  * @op_pin: rds.ko's record of the pinned pages (private)
  */
 struct rm_rdma_op {
@@ -533,7 +525,6 @@ struct rm_rdma_op {
 	unsigned int		op_count;
 	struct scatterlist	*op_sg;
 	struct rds_notifier	*op_notifier;
-	void			*op_rdma_mr;
 	void			*op_pin;
 };
 
@@ -558,7 +549,6 @@ struct rm_rdma_op {
  *	is not 8-aligned the op fails with REMOTE_ERROR (HCA or transport)
  * @op_sg: one entry: the 8-byte local result buffer (8-byte aligned, pinned)
  * @op_notifier: notification, or NULL
- * @op_rdma_mr: unused (NULL)
  * @op_pin: rds.ko's record of the pinned page (private)
  */
 struct rm_atomic_op {
@@ -586,7 +576,6 @@ struct rm_atomic_op {
 	u64			op_remote_addr;
 	struct scatterlist	*op_sg;
 	struct rds_notifier	*op_notifier;
-	void			*op_rdma_mr;
 	void			*op_pin;
 };
 
@@ -731,7 +720,6 @@ struct rds_mr {
  * @t_type: RDS_TRANS_IB, RDS_TRANS_TCP, ... (uapi values)
  * @t_owner: module that implements it; pinned while sockets use it
  * @t_item: entry in the transport list (rds.ko)
- * @t_prefer_loopback: unused: unpinned sockets' local destinations use loop
  * @laddr_check: 0 if this transport can bind @addr, -EADDRNOTAVAIL otherwise
  *	(process context, may sleep)
  * @conn_alloc: allocate the transport half of every path of @conn and set
@@ -856,7 +844,6 @@ struct rds_transport {
 	unsigned int		t_type;
 	struct module		*t_owner;
 	struct list_head	t_item;
-	unsigned int		t_prefer_loopback:1;
 
 	int (*laddr_check)(struct net *net, const struct in6_addr *addr,
 			   __u32 scope_id);
