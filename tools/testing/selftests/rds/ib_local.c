@@ -286,10 +286,38 @@ TEST_F(il, rdma)
 
 static pid_t main_pid;
 
+/* True when a socket can bind the node's own address of family. */
+static bool own_addr_bindable(int family)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = rds_mkaddr(family, rds_local_str(family), 0, &ss);
+	int fd = rds_socket(), ret;
+
+	if (fd < 0)
+		return false;
+	ret = bind(fd, (struct sockaddr *)&ss, len);
+	close(fd);
+	return ret == 0;
+}
+
+/*
+ * Remove the second addresses, then wait (bounded, 10 s) until the node's
+ * own addresses bind again: rxe rebuilds its GID table after a deletion,
+ * and the next test must not meet EADDRNOTAVAIL in that window.
+ */
 static void addrs_del(void)
 {
-	if (getpid() == main_pid)
-		addrs(false);
+	int i;
+
+	if (getpid() != main_pid)
+		return;
+	addrs(false);
+	for (i = 0; i < 100; i++) {
+		if (own_addr_bindable(AF_INET) && own_addr_bindable(AF_INET6))
+			return;
+		rds_msleep(100);
+	}
+	fprintf(stderr, "# own addresses still not bindable 10 s after removing the second ones\n");
 }
 
 /* Added once by the first fixture set-up, removed at exit. */
