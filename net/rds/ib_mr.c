@@ -1724,18 +1724,30 @@ void rds_ib_free_mr(struct rds_mr *mr, bool invalidate)
  * rds_ib_sync_mr - ->sync_mr(): make DMA through an MR visible
  * @mr: rds.ko's MR
  * @direction: DMA_FROM_DEVICE (before the CPU reads) or DMA_TO_DEVICE
+ *
+ * Any context.  rds.ko calls it under mr->r_sync_lock and only before
+ * ->free_mr()/->unuse_mr(), so the pool MR still carries the user's hold
+ * and is this registration's.  Device removal may DMA-unmap it at any
+ * time (under p_lock, which is therefore held across the sync).
  */
 void rds_ib_sync_mr(struct rds_mr *mr, int direction)
 {
 	struct rds_ib_mr *ibmr = mr->r_trans_private;
+	struct rds_ib_mr_pool *pool;
 	struct ib_device *dev;
+	unsigned long flags;
 
-	if (!ibmr || !ibmr->m_mapped || !ibmr->m_ib)
+	if (!ibmr)
 		return;
+	pool = ibmr->m_pool;
+	spin_lock_irqsave(&pool->p_lock, flags);
+	/* Under p_lock a mapped MR's device is still there. */
+	if (!ibmr->m_mapped || !ibmr->m_ib)
+		goto out;
 	dev = ibmr->m_md->md_rid->rid_dev;
 	/* Software devices (rxe, siw) have no DMA mapping to sync. */
 	if (ib_uses_virt_dma(dev))
-		return;
+		goto out;
 	/* Sync in the direction the pages were mapped with. */
 	if (direction == DMA_FROM_DEVICE)
 		dma_sync_sg_for_cpu(dev->dma_device, ibmr->m_sg, ibmr->m_nents,
@@ -1743,6 +1755,8 @@ void rds_ib_sync_mr(struct rds_mr *mr, int direction)
 	else
 		dma_sync_sg_for_device(dev->dma_device, ibmr->m_sg,
 				       ibmr->m_nents, ibmr->m_dir);
+out:
+	spin_unlock_irqrestore(&pool->p_lock, flags);
 }
 
 /**

@@ -203,11 +203,44 @@ static struct rds_mr *rds_mr_take(struct rds_sock *rs, u32 key)
 	return mr;
 }
 
+/*
+ * Claim the one ->free_mr()/->unuse_mr() call of @mr.  Under r_sync_lock,
+ * so that a ->sync_mr() that saw the flag clear has finished before the
+ * transport may recycle or free the object behind r_trans_private.
+ */
+static bool rds_mr_trans_claim(struct rds_mr *mr)
+{
+	unsigned long flags;
+	bool first;
+
+	spin_lock_irqsave(&mr->r_sync_lock, flags);
+	first = !test_and_set_bit(RDS_MR_TRANS_FREED, &mr->r_state);
+	spin_unlock_irqrestore(&mr->r_sync_lock, flags);
+	return first;
+}
+
+/*
+ * Make DMA through @mr visible (@direction as for ->sync_mr()), unless the
+ * transport already let go of its object: then there is nothing of this
+ * registration left to sync.  Any context; the caller holds a reference.
+ */
+static void rds_mr_sync(struct rds_mr *mr, int direction)
+{
+	unsigned long flags;
+
+	if (!mr->r_trans->sync_mr)
+		return;
+	spin_lock_irqsave(&mr->r_sync_lock, flags);
+	if (!test_bit(RDS_MR_TRANS_FREED, &mr->r_state))
+		mr->r_trans->sync_mr(mr, direction);
+	spin_unlock_irqrestore(&mr->r_sync_lock, flags);
+}
+
 /* The MR left its socket: tell the transport (once), drop the tree ref. */
 static void rds_mr_release(struct rds_mr *mr, bool invalidate)
 {
 	trace_rds_mr_release(mr, invalidate || mr->r_invalidate, false);
-	if (!test_and_set_bit(RDS_MR_TRANS_FREED, &mr->r_state))
+	if (rds_mr_trans_claim(mr))
 		mr->r_trans->free_mr(mr, invalidate || mr->r_invalidate);
 	rds_mr_put(mr);
 }
@@ -259,6 +292,7 @@ static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
 	refcount_set(&mr->r_refcount, 1);
 	RB_CLEAR_NODE(&mr->r_node);
 	INIT_LIST_HEAD(&mr->r_reg_waiters);
+	spin_lock_init(&mr->r_sync_lock);
 	mr->r_reg_async = async;
 	mr->r_use_once = !!(args->flags & RDS_RDMA_USE_ONCE);
 	mr->r_invalidate = !!(args->flags & RDS_RDMA_INVALIDATE);
@@ -868,8 +902,7 @@ static int rds_cmsg_rdma_dest(struct rds_sock *rs, struct rds_message *rm,
 		rds_mr_put(mr);
 		return ret;
 	}
-	if (mr->r_trans->sync_mr)
-		mr->r_trans->sync_mr(mr, DMA_TO_DEVICE);
+	rds_mr_sync(mr, DMA_TO_DEVICE);
 	rm->m_rdma_cookie = cookie;
 	rm->m_rdma_mr = mr;
 	return 0;
@@ -1288,8 +1321,7 @@ void rds_rdma_unuse_inc(struct rds_sock *rs, struct rds_incoming *inc,
 		return;
 
 	if (!mr->r_use_once) {
-		if (mr->r_trans->sync_mr)
-			mr->r_trans->sync_mr(mr, DMA_FROM_DEVICE);
+		rds_mr_sync(mr, DMA_FROM_DEVICE);
 		rds_mr_put(mr);
 		return;
 	}
@@ -1299,7 +1331,7 @@ void rds_rdma_unuse_inc(struct rds_sock *rs, struct rds_incoming *inc,
 		rds_mr_release(mr, true);
 		return;
 	}
-	if (test_and_set_bit(RDS_MR_TRANS_FREED, &mr->r_state)) {
+	if (!rds_mr_trans_claim(mr)) {
 		rds_mr_put(mr);
 		return;
 	}

@@ -663,6 +663,8 @@ static inline u32 rds_rdma_cookie_offset(u64 cookie)
  *	->get_mr() succeeds); the last rds_mr_put() unpins the pages (from a
  *	work item, so any context may put) and frees the object
  * @r_state: RDS_MR_* bits (atomic bitops)
+ * @r_sync_lock: orders ->sync_mr() against the transport letting go of
+ *	its object (RDS_MR_TRANS_FREED is set under it; rds.ko)
  * @r_key: the rkey; set by the transport in ->get_mr()
  * @r_iova: in: the iova rds.ko wants (RDS_MR_IOVA_USE_ONCE if use-once |
  *	page offset of the buffer); the transport registers the MR at it, or
@@ -694,6 +696,7 @@ struct rds_mr {
 	struct rb_node		r_node;
 	refcount_t		r_refcount;
 	unsigned long		r_state;
+	spinlock_t		r_sync_lock;
 	u32			r_key;
 	u64			r_iova;
 	unsigned int		r_use_once:1;
