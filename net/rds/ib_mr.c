@@ -129,6 +129,18 @@ static unsigned int rds_ib_mr_park_every;
 RDS_PARAM_UINT(rds_ib_mr_park_every, rds_ib_mr_park_every, 0, 1000000, 0644,
 	       " Test: park every Nth new MR as if its index were cooling down (0..1000000, default 0: off)");
 
+/*
+ * Test knob: the next N asynchronous registrations (RDS_CMSG_RDMA_MAP)
+ * complete as failed although the HCA executed them, as a REG_MR
+ * completion error would: the key is unknown, the registration QP
+ * recovers, and rds.ko reports the messages naming the cookie.
+ */
+static unsigned int rds_ib_mr_reg_fail_next;
+
+RDS_PARAM_UINT(rds_ib_mr_reg_fail_next, rds_ib_mr_reg_fail_next, 0, 1000000,
+	       0644,
+	       " Test: fail the next N asynchronous (RDMA_MAP) registrations (0..1000000, default 0)");
+
 /* Parked MRs per pool, and ib_alloc_mr() tries per new pool MR. */
 #define RDS_IB_MR_PARK_MAX	32
 #define RDS_IB_MR_ALLOC_TRIES	4
@@ -1257,19 +1269,22 @@ static void rds_ib_mr_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 					    m_reg_cqe);
 	struct rds_ib_mr_dev *md = mr->m_md;
 	bool async = mr->m_reg_cb;
+	bool ok = wc->status == IB_WC_SUCCESS;
 
 	/* WARNING: Only wr_cqe and status are reliable at this point */
 	rds_ib_stats_inc(s_ib_rdma_reg_completions);
 	mr->m_reg_status = wc->status;
 	rds_ib_mr_sq_put(md, 1);
-	if (wc->status != IB_WC_SUCCESS) {
+	if (!ok) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_info_ratelimited("RDS/IB: REG_MR failed: %s\n",
 					    ib_wc_status_msg(wc->status));
 		rds_ib_mr_qp_error(md, "REG_MR completion error");
+	} else if (async && rds_fault_take(&rds_ib_mr_reg_fail_next)) {
+		ok = false;	/* the key is unknown: recovery kills it */
 	}
 	if (async)
-		rds_ib_mr_reg_async_done(mr, wc->status == IB_WC_SUCCESS);
+		rds_ib_mr_reg_async_done(mr, ok);
 	else
 		complete(&mr->m_reg_done);	/* @mr is the waiter's now */
 }

@@ -27,9 +27,12 @@
  * a message naming a pending MR (MAP or DEST) leave; it parks the path on
  * the MR's r_reg_waiters and stops as for a full ring, and
  * rds_mr_reg_complete() kicks the parked paths.  A failed registration
- * makes those messages complete unsent (the cookie names no valid key and
- * MAP/DEST messages carry no op, so there is no RDMA status to report);
- * the MR stays in the tree until the application frees it.  Connection
+ * makes those messages complete unsent (the cookie names no valid key);
+ * MAP/DEST messages carry no op, so a socket with RDS_RECVERR is told by
+ * an RDS_CMSG_RDMA_STATUS of RDS_RDMA_OTHER_ERROR whose user_token is the
+ * cookie (preallocated while the registration may still fail), and other
+ * sockets by nothing but the missing reply.  The MR stays in the tree
+ * until the application frees it.  Connection
  * destruction unparks its paths first (rds_rdma_path_unwait()), so a kick
  * never meets a freed path.
  *
@@ -67,15 +70,20 @@
  *
  * Notifications.  The transport reports the outcome of each op once
  * (rds_rdma_send_complete(), rds_atomic_send_complete()); cancelling
- * reports RDS_RDMA_CANCELED; a message freed with an op that never
- * reported one reports RDS_RDMA_DROPPED, so nothing ever claims a success
- * that did not happen.  A notification goes on rs_notify_queue (under
+ * reports RDS_RDMA_CANCELED only for ops that were not posted and never
+ * will be: m_ops_state (IDLE -> POSTING -> POSTED, or -> CANCELED, by
+ * cmpxchg) decides between the sender and a cancel, and a cancel that
+ * meets the sender while it posts leaves the report to the op's own
+ * completion (or to the sender if the post failed); a message freed with
+ * an op that never reported one reports RDS_RDMA_DROPPED, so nothing ever
+ * claims a success, or a cancel, that did not happen.  A notification goes on rs_notify_queue (under
  * rs_recv_lock, which poll() also takes) and is returned by recvmsg() as an
  * RDS_CMSG_RDMA_STATUS with no data, before any data, one per call.
  *
  * Locking: rs_rdma_lock (irqsave) protects the MR tree and nests inside
  * nothing; transport callbacks are called without it.
  */
+#include <linux/delay.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
@@ -470,27 +478,12 @@ module_param_named(rdma_notifier_fail, rds_rdma_notifier_fail, uint, 0644);
 MODULE_PARM_DESC(rdma_notifier_fail,
 		 " Test: fail the next N allocations of an RDMA/atomic notifier (default 0)");
 
-static bool rds_notifier_inject_fail(void)
-{
-	unsigned int old = READ_ONCE(rds_rdma_notifier_fail);
-
-	while (old) {
-		unsigned int cur = cmpxchg(&rds_rdma_notifier_fail, old,
-					   old - 1);
-
-		if (cur == old)
-			return true;
-		old = cur;
-	}
-	return false;
-}
-
 static struct rds_notifier *rds_notifier_alloc(struct rds_sock *rs,
 					       u64 token)
 {
 	struct rds_notifier *n;
 
-	if (rds_notifier_inject_fail())
+	if (rds_fault_take(&rds_rdma_notifier_fail))
 		return NULL;
 	n = kzalloc(sizeof(*n), GFP_KERNEL);
 	if (!n)
@@ -551,6 +544,24 @@ static void rds_op_report(struct rds_notifier **slot, bool notify,
 		rds_notifier_free(n);
 }
 
+/*
+ * With RDS_RECVERR, give @rm the notifier that reports a failure of @mr's
+ * registration (MAP, or DEST naming an MR whose MAP is still in flight or
+ * failed).  A registration that already succeeded cannot fail any more:
+ * nothing to prepare.  Return: 0 or -ENOMEM.
+ */
+static int rds_reg_notifier_prepare(struct rds_sock *rs,
+				    struct rds_message *rm,
+				    struct rds_mr *mr, u64 cookie)
+{
+	if (!rs->rs_recverr || rm->m_reg_notifier ||
+	    (!test_bit(RDS_MR_REG_PENDING, &mr->r_state) &&
+	     !test_bit(RDS_MR_REG_FAILED, &mr->r_state)))
+		return 0;
+	rm->m_reg_notifier = rds_notifier_alloc(rs, cookie);
+	return rm->m_reg_notifier ? 0 : -ENOMEM;
+}
+
 void rds_rdma_send_complete(struct rds_message *rm, int status)
 {
 	struct rm_rdma_op *op = &rm->rdma;
@@ -591,6 +602,38 @@ bool rds_rdma_msg_drop(struct rds_message *rm, int status)
 	if (rm->rdma.op_active)
 		rds_rdma_send_complete(rm, status);
 	return true;
+}
+
+/**
+ * rds_rdma_msg_cancel - RDS_CANCEL_SENT_TO (or close()) took @rm back
+ * @rm: the message, off its socket
+ *
+ * Ops that were not posted are reported RDS_RDMA_CANCELED and will never
+ * be posted; ops the sender is posting or has posted may execute, so their
+ * completions report the real outcome (a cancel that meets the sender in
+ * rds_rdma_xmit_ops() leaves the decision to it).  Any context.
+ */
+void rds_rdma_msg_cancel(struct rds_message *rm)
+{
+	u32 old, new;
+
+	if (!rm->rdma.op_active && !rm->atomic.op_active)
+		return;
+	old = READ_ONCE(rm->m_ops_state);
+	for (;;) {
+		if (old == RDS_OPS_IDLE)
+			new = RDS_OPS_CANCELED;
+		else if (old == RDS_OPS_POSTING)
+			new = RDS_OPS_CANCEL_PENDING;
+		else
+			return;
+		new = cmpxchg(&rm->m_ops_state, old, new) == old ? new : 0;
+		if (new)
+			break;
+		old = READ_ONCE(rm->m_ops_state);
+	}
+	if (new == RDS_OPS_CANCELED)
+		rds_rdma_msg_drop(rm, RDS_RDMA_CANCELED);
 }
 
 /**
@@ -701,7 +744,12 @@ static void rds_op_pin_release(struct rds_op_pin *pin)
  */
 void rds_rdma_free_ops(struct rds_message *rm)
 {
+	struct rds_notifier *n;
+
 	rds_rdma_msg_drop(rm, RDS_RDMA_DROPPED);
+	n = xchg(&rm->m_reg_notifier, NULL);
+	if (n)
+		rds_notifier_free(n);
 	if (rm->rdma.op_active) {
 		rds_op_pin_release(rm->rdma.op_pin);
 		kfree(rm->rdma.op_sg);
@@ -902,6 +950,11 @@ static int rds_cmsg_rdma_dest(struct rds_sock *rs, struct rds_message *rm,
 		rds_mr_put(mr);
 		return ret;
 	}
+	ret = rds_reg_notifier_prepare(rs, rm, mr, cookie);
+	if (ret) {
+		rds_mr_put(mr);
+		return ret;
+	}
 	rds_mr_sync(mr, DMA_TO_DEVICE);
 	rm->m_rdma_cookie = cookie;
 	rm->m_rdma_mr = mr;
@@ -927,6 +980,9 @@ static int rds_cmsg_rdma_map(struct rds_sock *rs, struct rds_message *rm,
 	rm->m_rdma_cookie = cookie;
 	rm->m_rdma_mr = mr;
 	set_bit(RDS_MSG_RDMA_MAP, &rm->m_flags);
+	ret = rds_reg_notifier_prepare(rs, rm, mr, cookie);
+	if (ret)
+		return ret;
 	return rds_message_add_rdma_dest_extension(&rm->m_inc.i_hdr,
 						   rds_rdma_cookie_key(cookie),
 						   rds_rdma_cookie_offset(cookie));
@@ -1109,6 +1165,9 @@ void rds_rdma_sendmsg_failed(struct rds_sock *rs, struct rds_message *rm)
 	n = xchg(&rm->atomic.op_notifier, NULL);
 	if (n)
 		rds_notifier_free(n);
+	n = xchg(&rm->m_reg_notifier, NULL);
+	if (n)
+		rds_notifier_free(n);
 
 	/* Only the MAP case: DEST named an MR the application keeps. */
 	mr = rm->m_rdma_mr;
@@ -1200,6 +1259,49 @@ void rds_rdma_path_unwait(struct rds_conn_path *cp)
 	spin_unlock_irqrestore(&rds_mr_reg_lock, flags);
 }
 
+/*
+ * Test knob: wait this long between claiming a message's ops and posting
+ * them, so that a test can cancel the message in between.
+ */
+static unsigned int rds_rdma_post_delay_ms;
+
+RDS_PARAM_UINT(rdma_post_delay_ms, rds_rdma_post_delay_ms, 0, 1000, 0644,
+	       " Test: wait this long before posting a message's RDMA/atomic ops (0..1000 ms, default 0)");
+
+/*
+ * The sender takes the right to post @rm's ops, unless a cancel reported
+ * them first (RDS_OPS_CANCELED: they are never posted).  A message whose
+ * atomic was posted by an earlier call stays RDS_OPS_POSTED.  Process
+ * context (rds_send_xmit()).
+ */
+static bool rds_ops_claim(struct rds_message *rm)
+{
+	unsigned int delay;
+
+	if (cmpxchg(&rm->m_ops_state, RDS_OPS_IDLE, RDS_OPS_POSTING) ==
+	    RDS_OPS_CANCELED)
+		return false;
+	delay = READ_ONCE(rds_rdma_post_delay_ms);
+	if (delay)
+		msleep(delay);
+	return true;
+}
+
+/*
+ * Posting failed with nothing of @rm posted: give the ops back.  If a
+ * cancel came meanwhile, it is the sender that reports CANCELED, and the
+ * next call completes the message unsent.  Return: @err.
+ */
+static int rds_ops_unclaim(struct rds_message *rm, int err)
+{
+	if (cmpxchg(&rm->m_ops_state, RDS_OPS_POSTING, RDS_OPS_IDLE) ==
+	    RDS_OPS_CANCEL_PENDING) {
+		WRITE_ONCE(rm->m_ops_state, RDS_OPS_CANCELED);
+		rds_rdma_msg_drop(rm, RDS_RDMA_CANCELED);
+	}
+	return err;
+}
+
 /**
  * rds_rdma_xmit_ops - post a message's ops before its data
  * @cp: path (RDS_IN_XMIT held)
@@ -1223,8 +1325,14 @@ int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
 		return 0;
 	if (rm->m_rdma_mr) {
 		ret = rds_rdma_mr_ready(cp, rm->m_rdma_mr);
-		if (ret)
-			return ret > 0 ? total : ret;
+		if (ret < 0)
+			return ret;
+		if (ret) {
+			/* Complete unsent; RDS_RECVERR is told why. */
+			rds_op_report(&rm->m_reg_notifier, false, true,
+				      RDS_RDMA_OTHER_ERROR);
+			return total;
+		}
 	}
 	if (!rds_has_op(rm))
 		return 0;
@@ -1233,23 +1341,25 @@ int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
 		rds_rdma_msg_drop(rm, RDS_RDMA_DROPPED);
 		return total;
 	}
+	if (!rds_ops_claim(rm))
+		return total;	/* cancelled before posting: never sent */
 	if (rm->atomic.op_active && !cp->cp_xmit_atomic_sent) {
-		if (!trans->xmit_atomic)
-			return -EOPNOTSUPP;
-		ret = trans->xmit_atomic(cp, &rm->atomic);
+		ret = trans->xmit_atomic ? trans->xmit_atomic(cp, &rm->atomic) :
+					   -EOPNOTSUPP;
 		trace_rds_rdma_post(cp, rm, true, ret);
 		if (ret)
-			return ret;
+			return rds_ops_unclaim(rm, ret);
 		cp->cp_xmit_atomic_sent = 1;
+		WRITE_ONCE(rm->m_ops_state, RDS_OPS_POSTED);
 	}
 	if (rm->rdma.op_active && !cp->cp_xmit_rdma_sent) {
-		if (!trans->xmit_rdma)
-			return -EOPNOTSUPP;
-		ret = trans->xmit_rdma(cp, &rm->rdma);
+		ret = trans->xmit_rdma ? trans->xmit_rdma(cp, &rm->rdma) :
+					 -EOPNOTSUPP;
 		trace_rds_rdma_post(cp, rm, false, ret);
 		if (ret)
-			return ret;
+			return rds_ops_unclaim(rm, ret);
 		cp->cp_xmit_rdma_sent = 1;
+		WRITE_ONCE(rm->m_ops_state, RDS_OPS_POSTED);
 	}
 	if (!rm->m_payload_len && !rm->m_rdma_cookie &&
 	    (!rm->rdma.op_active || rm->rdma.op_silent) &&
@@ -1371,7 +1481,6 @@ void rds_rdma_unuse(struct rds_sock *rs, u32 r_key)
  */
 void rds_rdma_drop_keys(struct rds_sock *rs)
 {
-	struct rds_transport *flush = NULL;
 	struct rds_notifier *n, *tmp;
 	struct rb_node *node;
 	struct rds_mr *mr;
@@ -1392,13 +1501,17 @@ void rds_rdma_drop_keys(struct rds_sock *rs)
 		if (!mr)
 			break;
 		mr->r_sock = NULL;
-		flush = mr->r_trans;
-		/* Invalidation may be lazy: nobody can use the pages now. */
+		/*
+		 * Invalidation may be lazy: nobody can use the pages now.  No
+		 * flush and no wait (in-tree flushes): the transport posts
+		 * lazy invalidations on its own (rds_rdma: within
+		 * rds_ib_inv_flush_us), and close() must not wait for other
+		 * sockets' work on the device.  The pages are unpinned (and
+		 * RLIMIT_MEMLOCK credited) when the keys are dead.
+		 */
 		mr->r_invalidate = 0;
 		rds_mr_release(mr, false);
 	}
-	if (flush && flush->flush_mrs)
-		flush->flush_mrs(rs);
 
 	spin_lock_irqsave(&rs->rs_recv_lock, flags);
 	list_splice_init(&rs->rs_notify_queue, &list);

@@ -431,6 +431,35 @@ struct rds_incoming {
 #define RDS_MSG_RDMA_MAP	9	/* m_rdma_mr made by RDS_CMSG_RDMA_MAP */
 #define RDS_MSG_PONG		10	/* a pong, counted in cp_pongs */
 
+/* rds_message.m_ops_state: the RDMA/atomic ops of a message (rdma.c). */
+enum {
+	RDS_OPS_IDLE,		/* not posted; a cancel reports CANCELED */
+	RDS_OPS_POSTING,	/* the sender is posting them */
+	RDS_OPS_CANCEL_PENDING,	/* cancelled while posting: sender decides */
+	RDS_OPS_CANCELED,	/* CANCELED reported: never posted */
+	RDS_OPS_POSTED,		/* posted: their completions report */
+};
+
+/**
+ * rds_fault_take - consume one unit of a "fail the next N" test knob
+ * @knob: the module parameter
+ *
+ * Any context.  Return: true if @knob was non-zero (and is now one less).
+ */
+static inline bool rds_fault_take(unsigned int *knob)
+{
+	unsigned int old = READ_ONCE(*knob);
+
+	while (old) {
+		unsigned int cur = cmpxchg(knob, old, old - 1);
+
+		if (cur == old)
+			return true;
+		old = cur;
+	}
+	return false;
+}
+
 /*
  * The least one message counts against a socket's send buffer
  * (rs_snd_bytes) and receive buffer (rs_rcv_bytes), whatever its payload:
@@ -603,6 +632,11 @@ struct rm_atomic_op {
  * @rdma: the RDMA op (rdma.op_active)
  * @atomic: the atomic op (atomic.op_active)
  * @m_rdma_mr: MR of an RDS_CMSG_RDMA_MAP/DEST (a reference), or NULL
+ * @m_reg_notifier: with RDS_RECVERR, the report that m_rdma_mr's
+ *	registration failed (RDS_RDMA_OTHER_ERROR, user_token = the cookie);
+ *	preallocated when that registration may still fail, or NULL
+ * @m_ops_state: who reports the ops' outcome, the sender that posted them
+ *	or a cancel that came first (RDS_OPS_*, cmpxchg; see rdma.c)
  * @m_sg: storage of data.op_sg (allocated with the message)
  */
 struct rds_message {
@@ -623,6 +657,8 @@ struct rds_message {
 	struct rm_rdma_op	rdma;
 	struct rm_atomic_op	atomic;
 	struct rds_mr		*m_rdma_mr;
+	struct rds_notifier	*m_reg_notifier;
+	u32			m_ops_state;
 	struct scatterlist	m_sg[];
 };
 
@@ -1700,6 +1736,7 @@ int rds_rdma_check_send(struct rds_sock *rs, struct rds_message *rm,
 			struct rds_connection *conn);
 void rds_rdma_free_ops(struct rds_message *rm);
 bool rds_rdma_msg_drop(struct rds_message *rm, int status);
+void rds_rdma_msg_cancel(struct rds_message *rm);
 int rds_notify_recv(struct rds_sock *rs, struct msghdr *msg);
 bool rds_inc_held(struct rds_incoming *inc);
 void rds_rdma_sendmsg_failed(struct rds_sock *rs, struct rds_message *rm);

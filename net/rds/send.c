@@ -235,7 +235,7 @@ void rds_send_drop_to(struct rds_sock *rs, const struct in6_addr *daddr,
 		bool on_conn = false;
 
 		list_del_init(&rm->m_sock_item);
-		rds_rdma_msg_drop(rm, RDS_RDMA_CANCELED);
+		rds_rdma_msg_cancel(rm);
 		if (cp) {
 			spin_lock_irqsave(&cp->cp_lock, flags);
 			if (test_and_clear_bit(RDS_MSG_ON_CONN, &rm->m_flags)) {

@@ -13,13 +13,24 @@
  * RDS_RDMA_SUCCESS; a second WRITE with the same (dead) key fails with
  * RDS_RDMA_REMOTE_ERROR and our memory is not touched.  READ from a use-once
  * key.  A key from RDS_GET_MR without USE_ONCE, handed over with
- * RDS_CMSG_RDMA_DEST, takes two WRITEs, then RDS_FREE_MR frees it.
+ * RDS_CMSG_RDMA_DEST, takes two WRITEs, then RDS_FREE_MR frees it.  With
+ * our modules on node 0: an RDMA_MAP whose registration fails after
+ * sendmsg() returned (rds_ib_mr_reg_fail_next) is reported to a socket with
+ * RDS_RECVERR (RDS_RDMA_OTHER_ERROR, token = the cookie), the message never
+ * reaches the peer, and the next MAP works again.  RDS_CANCEL_SENT_TO
+ * racing the sender (rdma_post_delay_ms holds it between claiming a
+ * message's RDMA and posting it): the op being posted is not reported
+ * CANCELED, it completes SUCCESS and its data is on the peer; the one
+ * queued behind it is CANCELED and never reaches the peer.
  */
+#include <sys/wait.h>
 #include <stdio.h>
 #include <arpa/inet.h>
 #include "rdma_test.h"
 
 #define LEN 20000
+#define REG_FAIL "/sys/module/rds_rdma/parameters/rds_ib_mr_reg_fail_next"
+#define POST_DELAY "/sys/module/rds/parameters/rdma_post_delay_ms"
 #define SEND_MS 30000	/* bounded wait through a full send buffer */
 /*
  * OP_WRITE_GO_WRITE: WRITE, report, wait for the owner's OP_GO, WRITE
@@ -30,8 +41,8 @@
  * such window.
  */
 enum { OP_WRITE = 1, OP_READ = 2, OP_WRITE_TWICE = 3, OP_WRITE_GO_WRITE = 4,
-       OP_GO = 5, OP_QUIT = 9 };
-enum { REP_DONE = 1, REP_STATUS = 2 };
+       OP_GO = 5, OP_KEY = 6, OP_CHECK = 7, OP_IGNORE = 8, OP_QUIT = 9 };
+enum { REP_DONE = 1, REP_STATUS = 2, REP_KEY = 3 };
 
 struct req {
 	uint32_t op, len;
@@ -41,9 +52,32 @@ struct req {
 struct rep {
 	uint32_t kind;
 	int32_t status;
-	uint32_t ok;		/* READ: content matched */
+	uint32_t ok;		/* READ: content matched; OP_CHECK: CHK_* */
 	uint32_t pad;
+	uint64_t cookie;	/* REP_KEY: the server's key */
 };
+
+/* OP_CHECK: the server's target, first half and second half */
+#define CHK_FIRST_PATTERN	1	/* holds the pattern */
+#define CHK_FIRST_ZERO		2	/* untouched */
+#define CHK_SECOND_PATTERN	4
+#define CHK_SECOND_ZERO		8
+
+static bool pattern_ok(const char *buf, uint32_t len, uint8_t p)
+{
+	for (uint32_t i = 0; i < len; i++)
+		if ((uint8_t)buf[i] != (uint8_t)(p + i))
+			return false;
+	return true;
+}
+
+static bool zero_ok(const char *buf, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i++)
+		if (buf[i])
+			return false;
+	return true;
+}
 
 static int sock_bound(const char *addr, int port)
 {
@@ -75,7 +109,8 @@ static int do_rdma(int fd, const struct sockaddr_storage *to, uint64_t cookie,
 
 static int serve(const char *addr, int port, int secs)
 {
-	static char local[LEN];
+	static char local[LEN], target[LEN];
+	uint64_t key = 0;
 	struct sockaddr_storage from;
 	struct rds_rx rx;
 	uint64_t cookie;
@@ -96,6 +131,31 @@ static int serve(const char *addr, int port, int secs)
 			continue;
 		if (q.op == OP_QUIT)
 			return 0;
+		if (q.op == OP_KEY) {
+			/* an ordinary key on a zeroed target, for our peer */
+			if (key)
+				rds_free_mr(fd, key, 0);
+			key = 0;
+			memset(target, 0, sizeof(target));
+			r.kind = REP_KEY;
+			r.status = rds_get_mr(fd, target, LEN, &key,
+					      RDS_RDMA_READWRITE) ? -errno : 0;
+			r.cookie = key;
+			send_c(fd, &from, &r, sizeof(r), 0, NULL, 0);
+			continue;
+		}
+		if (q.op == OP_CHECK) {
+			r.ok = (pattern_ok(target, LEN / 2, q.pattern) ?
+				CHK_FIRST_PATTERN : 0) |
+			       (zero_ok(target, LEN / 2) ? CHK_FIRST_ZERO : 0) |
+			       (pattern_ok(target + LEN / 2, LEN / 2,
+					   q.pattern + 1) ?
+				CHK_SECOND_PATTERN : 0) |
+			       (zero_ok(target + LEN / 2, LEN / 2) ?
+				CHK_SECOND_ZERO : 0);
+			send_c(fd, &from, &r, sizeof(r), 0, NULL, 0);
+			continue;
+		}
 		if (q.len > LEN || !cookie)
 			continue;
 		if (q.op == OP_READ) {
@@ -136,6 +196,16 @@ static int serve(const char *addr, int port, int secs)
 	}
 }
 
+static void knob(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(val, f);
+		fclose(f);
+	}
+}
+
 static int tests, fails;
 
 static void tap(bool ok, const char *what)
@@ -160,14 +230,6 @@ static int wait_rep(int fd, struct rep *r, uint32_t kind)
 	return -1;
 }
 
-static bool pattern_ok(const char *buf, uint32_t len, uint8_t p)
-{
-	for (uint32_t i = 0; i < len; i++)
-		if ((uint8_t)buf[i] != (uint8_t)(p + i))
-			return false;
-	return true;
-}
-
 int main(int argc, char **argv)
 {
 	const char *laddr = getenv("RDS_LOCAL_ADDR");
@@ -189,7 +251,7 @@ int main(int argc, char **argv)
 		printf("1..0 # SKIP no peer\n");
 		return 4;
 	}
-	printf("1..8\n");
+	printf("1..14\n");
 	snprintf(cmd, sizeof(cmd),
 		 "rds-peer 1 '/tests/rdma_ops serve %s 18720 120 >/dev/null 2>&1 &'",
 		 paddr);
@@ -246,6 +308,113 @@ int main(int argc, char **argv)
 
 		tap(setsockopt(fd, SOL_RDS, RDS_FREE_MR, &f, sizeof(f)) == 0,
 		    "FREE_MR");
+	}
+
+	/* 9-11: a MAP whose registration fails after sendmsg() returned */
+	if (access(REG_FAIL, W_OK)) {
+		for (int i = 0; i < 3; i++)
+			printf("ok %d # SKIP no %s\n", ++tests, REG_FAIL);
+	} else {
+		int one = 1, st;
+		uint64_t tok = 0;
+
+		setsockopt(fd, SOL_RDS, RDS_RECVERR, &one, sizeof(one));
+		mr.flags = RDS_RDMA_USE_ONCE | RDS_RDMA_READWRITE;
+		memset(b, 0x22, LEN);
+		cookie = 0;
+		q = (struct req){ .op = OP_WRITE, .len = LEN, .pattern = 5 };
+		knob(REG_FAIL, "1");
+		tap(send_c(fd, &to, &q, sizeof(q), RDS_CMSG_RDMA_MAP, &mr,
+			   sizeof(mr)) == sizeof(q) &&
+		    (st = rds_wait_note(fd, &tok, 30000)) ==
+		    RDS_RDMA_OTHER_ERROR && tok == cookie,
+		    "failed MAP registration: OTHER_ERROR, token = cookie");
+		knob(REG_FAIL, "0");
+		tap(rds_recv_rx(fd, &r, sizeof(r), NULL, 3000) < 0 &&
+		    b[0] == 0x22 && b[LEN - 1] == 0x22,
+		    "its message never reached the peer, memory untouched");
+		rds_free_mr(fd, cookie, 0);
+		q = (struct req){ .op = OP_WRITE, .len = LEN, .pattern = 6 };
+		tap(send_c(fd, &to, &q, sizeof(q), RDS_CMSG_RDMA_MAP, &mr,
+			   sizeof(mr)) == sizeof(q) &&
+		    wait_rep(fd, &r, REP_DONE) == 0 && pattern_ok(b, LEN, 6) &&
+		    wait_rep(fd, &r, REP_STATUS) == 0 &&
+		    r.status == RDS_RDMA_SUCCESS,
+		    "the next MAP works again");
+	}
+
+	/* 12-14: RDS_CANCEL_SENT_TO racing the sender */
+	q = (struct req){ .op = OP_KEY };
+	if (access(POST_DELAY, W_OK) ||
+	    send_c(fd, &to, &q, sizeof(q), 0, NULL, 0) != sizeof(q) ||
+	    wait_rep(fd, &r, REP_KEY) || r.status || !r.cookie) {
+		for (int i = 0; i < 3; i++)
+			printf("ok %d # SKIP no %s or no key from the peer\n",
+			       ++tests, POST_DELAY);
+	} else {
+		static char src[LEN];
+		uint64_t key = r.cookie, tok;
+		int st1 = -1, st2 = -1, st;
+		pid_t kid[2];
+
+		for (int i = 0; i < LEN / 2; i++) {
+			src[i] = 4 + i;
+			src[LEN / 2 + i] = 5 + i;
+		}
+		q = (struct req){ .op = OP_IGNORE, .len = LEN + 1 };
+		knob(POST_DELAY, "600");
+		/*
+		 * While we are held between claiming our WRITE and posting it,
+		 * a second WRITE queues behind it, then both are cancelled.
+		 */
+		kid[0] = fork();
+		if (kid[0] == 0) {
+			usleep(150000);
+			rds_send_rdma(fd, &to, &q, sizeof(q), key, LEN / 2,
+				      src + LEN / 2, LEN / 2,
+				      RDS_RDMA_READWRITE | RDS_RDMA_NOTIFY_ME,
+				      2, SEND_MS);
+			_exit(0);
+		}
+		kid[1] = fork();
+		if (kid[1] == 0) {
+			usleep(350000);
+			setsockopt(fd, SOL_RDS, RDS_CANCEL_SENT_TO, &to,
+				   sizeof(to));
+			_exit(0);
+		}
+		rds_send_rdma(fd, &to, &q, sizeof(q), key, 0, src, LEN / 2,
+			      RDS_RDMA_READWRITE | RDS_RDMA_NOTIFY_ME, 1,
+			      SEND_MS);
+		for (int i = 0; i < 2; i++)
+			if (kid[i] > 0)
+				waitpid(kid[i], NULL, 0);
+		knob(POST_DELAY, "0");
+		for (int i = 0; i < 2; i++) {
+			tok = 0;
+			st = rds_wait_note(fd, &tok, 30000);
+			if (tok == 1)
+				st1 = st;
+			else if (tok == 2)
+				st2 = st;
+		}
+		q = (struct req){ .op = OP_CHECK, .pattern = 4 };
+		r.ok = 0;
+		if (send_c(fd, &to, &q, sizeof(q), 0, NULL, 0) != sizeof(q) ||
+		    wait_rep(fd, &r, REP_STATUS))
+			r.ok = 0;
+		printf("# cancel race: statuses %d %d, peer check %#x\n",
+		       st1, st2, r.ok);
+		tap(st1 == RDS_RDMA_SUCCESS && (r.ok & CHK_FIRST_PATTERN),
+		    "cancel while the RDMA is posted: SUCCESS, data on the peer");
+		tap(st2 == RDS_RDMA_CANCELED && (r.ok & CHK_SECOND_ZERO),
+		    "cancel of the RDMA queued behind it: CANCELED, peer untouched");
+		q = (struct req){ .op = OP_KEY };
+		tap(send_c(fd, &to, &q, sizeof(q), 0, NULL, 0) == sizeof(q) &&
+		    wait_rep(fd, &r, REP_KEY) == 0 && r.status == 0 &&
+		    rds_do_rdma(fd, &to, NULL, 0, r.cookie, src, LEN / 2,
+				true, 3, 30000) == RDS_RDMA_SUCCESS,
+		    "the socket still does RDMA afterwards");
 	}
 	q = (struct req){ .op = OP_QUIT };
 	send_c(fd, &to, &q, sizeof(q), 0, NULL, 0);

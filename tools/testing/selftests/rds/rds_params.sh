@@ -225,6 +225,20 @@ good $W/rds_ib_mr_park_every 1000000
 bad $W/rds_ib_mr_park_every 1000001
 bad $W/rds_ib_mr_park_every -1
 good $W/rds_ib_mr_park_every 0
+# Failed RDMA_MAP registrations (rdma_ops drives it).
+t "rds_rdma/rds_ib_mr_reg_fail_next is 0644" '[ "$(stat -c %a $W/rds_ib_mr_reg_fail_next)" = 644 ]'
+default $W/rds_ib_mr_reg_fail_next 0
+good $W/rds_ib_mr_reg_fail_next 1000000
+bad $W/rds_ib_mr_reg_fail_next 1000001
+good $W/rds_ib_mr_reg_fail_next 0
+# The sender's pause between claiming a message's ops and posting them.
+R=$P/rds/parameters
+t "rds/rdma_post_delay_ms is 0644" '[ "$(stat -c %a $R/rdma_post_delay_ms)" = 644 ]'
+default $R/rdma_post_delay_ms 0
+good $R/rdma_post_delay_ms 1000
+bad $R/rdma_post_delay_ms 1001
+bad $R/rdma_post_delay_ms -1
+good $R/rdma_post_delay_ms 0
 
 # At load time.  loads MODULE PARAMS...: insmod succeeds.  refused MODULE
 # PARAM=VALUE: insmod fails with EINVAL, the module is not loaded and the
