@@ -6,6 +6,8 @@
 #   make check           all tests (builds, sparse, W=1, VM tiers); KERNEL= one tier
 #   make demo            two-node QEMU cluster demonstration
 #   make bench           rds-bench on the cluster: ours vs Debian's in-tree modules
+#   make fuzz            rds_fuzz on the cluster for FUZZ_SECONDS (default 600),
+#                        KERNEL= the tier (default stock), FUZZ_SEED= a seed
 #   make clean
 
 ifneq ($(KERNELRELEASE),)
@@ -44,9 +46,23 @@ demo: deps
 bench: deps
 	@$(SELFTESTS)/bench.sh
 
+# run_vm.sh gives a test only the environment of its tests.txt line, so
+# make fuzz runs rds_fuzz from an export of the work tree (build/fuzz-src)
+# whose rds_fuzz line carries FUZZ_SECONDS (and FUZZ_SEED), with a wall-clock
+# limit of FUZZ_SECONDS + 240 s.
+FUZZ_SECONDS ?= 600
+FUZZ_SEED ?=
+fuzz: deps
+	@d=build/fuzz-src; rm -rf $$d && mkdir -p $$d && \
+	git ls-files -z -co --exclude-standard | xargs -0 tar -c | tar -x -C $$d && \
+	sed -i "s/^rds_fuzz .*/rds_fuzz all ours $$(($(FUZZ_SECONDS) + 240)) RDS_FUZZ_SECONDS=$(FUZZ_SECONDS)$(if $(FUZZ_SEED), RDS_FUZZ_SEED=$(FUZZ_SEED))/" \
+		$$d/$(SELFTESTS)/tests.txt && \
+	grep '^rds_fuzz ' $$d/$(SELFTESTS)/tests.txt && \
+	$(SELFTESTS)/run_vm.sh --kernel $(or $(KERNEL),stock) --src $$d rds_fuzz
+
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean 2>/dev/null || true
 	rm -rf build
 
-.PHONY: all modules modules_install deps check demo bench clean
+.PHONY: all modules modules_install deps check demo bench fuzz clean
 endif
