@@ -62,6 +62,8 @@ static int rds_release(struct socket *sock)
 	rds_send_drop_to(rs, NULL, 0);
 	rds_rdma_drop_keys(rs);
 	if (rs->rs_transport) {
+		if (rs->rs_transport->sock_release)
+			rs->rs_transport->sock_release(rs);
 		rds_trans_put(rs->rs_transport);
 		rs->rs_transport = NULL;
 	}

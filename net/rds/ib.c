@@ -14,7 +14,11 @@
  *
  * A socket may bind an address only when rdma_cm can bind a cm_id to it and
  * the device it resolves to is one we manage.  RDS over RDMA lives in the
- * initial network namespace only (rdma_cm ids are made there).
+ * initial network namespace only (rdma_cm ids are made there).  The RDMA
+ * calls of a socket (GET_MR, MAP, atomics, flush) need that device again:
+ * rds_ib_sock_device() caches it in the socket, valid until an address or
+ * a device comes or goes (a generation bumped by the inetaddr/inet6addr
+ * notifiers and by ->add()/->remove()), so the hot path makes no cm_id.
  *
  * Device removal: every endpoint (ib_cm.c) that uses a device is on the
  * device record's list.  ->remove() marks the record dead so no new
@@ -33,6 +37,7 @@
 #include <linux/rwsem.h>
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/inetdevice.h>
 #include <net/ipv6.h>
 #include <net/addrconf.h>
 
@@ -48,6 +53,8 @@ RDS_PARAM_UINT(rds_ib_retry_count, rds_ib_retry_count, 0, 7, 0444,
 	       " Number of hw retries before reporting an error (0..7, default 6; 7 is forever on rxe)");
 static LIST_HEAD(rds_ib_devices);
 static DECLARE_RWSEM(rds_ib_devices_sem);
+/* Bumped when an address or a device comes or goes (rds_ib_sock_device()). */
+static atomic_t rds_ib_dev_gen = ATOMIC_INIT(0);
 
 static void rds_ib_device_free(struct kref *ref)
 {
@@ -128,6 +135,7 @@ static int rds_ib_add_one(struct ib_device *dev)
 	down_write(&rds_ib_devices_sem);
 	list_add_tail(&rid->rid_item, &rds_ib_devices);
 	up_write(&rds_ib_devices_sem);
+	atomic_inc(&rds_ib_dev_gen);
 	ib_set_client_data(dev, &rds_ib_client, rid);
 
 	pr_info("RDS/RDMA: %s: frwr %d (%u pages) send_inv %d atomic %d masked_atomic %d%s\n",
@@ -150,6 +158,7 @@ static void rds_ib_remove_one(struct ib_device *dev, void *client_data)
 	spin_lock(&rid->rid_lock);
 	rid->rid_dead = true;
 	spin_unlock(&rid->rid_lock);
+	atomic_inc(&rds_ib_dev_gen);
 	rds_ib_device_drop_eps(rid);
 	rds_ib_mr_device_remove(rid);
 	/*
@@ -175,28 +184,23 @@ static int rds_ib_cm_noop_handler(struct rdma_cm_id *id,
 }
 
 /**
- * rds_ib_laddr_check - may a socket bind @addr on this transport?
- * @net: namespace of the socket
+ * rds_ib_addr_device - which of our devices owns a local address
  * @addr: the address (IPv4 as v4-mapped)
  * @scope_id: interface of a link-local IPv6 address
  *
  * Binds a throw-away cm_id to the address; rdma_cm then says which device
- * owns it.
+ * owns it.  Process context; costs an rdma_cm id, so callers cache the
+ * answer (rds_ib_sock_device()).
  *
- * Return: 0 if one of our devices owns the address, or
- *   %-EPROTOTYPE - outside the initial network namespace;
- *   %-EADDRNOTAVAIL - no RDMA device (of ours) has the address.
+ * Return: the record with a reference, ERR_PTR(-ENOMEM), or
+ * ERR_PTR(-EADDRNOTAVAIL) when no device of ours has the address.
  */
-static int rds_ib_laddr_check(struct net *net, const struct in6_addr *addr,
-			      __u32 scope_id)
+static struct rds_ib_device *rds_ib_addr_device(const struct in6_addr *addr,
+						__u32 scope_id)
 {
 	struct sockaddr_storage ss = {};
-	struct rds_ib_device *rid;
+	struct rds_ib_device *rid = ERR_PTR(-EADDRNOTAVAIL);
 	struct rdma_cm_id *id;
-	int ret;
-
-	if (!net_eq(net, &init_net))
-		return -EPROTOTYPE;
 
 	if (ipv6_addr_v4mapped(addr)) {
 		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
@@ -206,6 +210,41 @@ static int rds_ib_laddr_check(struct net *net, const struct in6_addr *addr,
 	} else {
 		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
 
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = *addr;
+		sin6->sin6_scope_id = scope_id;
+	}
+	rds_ib_stats_inc(s_ib_dev_lookups);
+	id = rdma_create_id(&init_net, rds_ib_cm_noop_handler, NULL,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return ERR_CAST(id);
+	if (!rdma_bind_addr(id, (struct sockaddr *)&ss) && id->device)
+		rid = rds_ib_device_get(id->device) ?: rid;
+	rdma_destroy_id(id);
+	return rid;
+}
+
+/**
+ * rds_ib_laddr_check - may a socket bind @addr on this transport?
+ * @net: namespace of the socket
+ * @addr: the address (IPv4 as v4-mapped)
+ * @scope_id: interface of a link-local IPv6 address
+ *
+ * Return: 0 if one of our devices owns the address, or
+ *   %-EPROTOTYPE - outside the initial network namespace;
+ *   %-EADDRNOTAVAIL - no RDMA device (of ours) has the address;
+ *   %-ENOMEM.
+ */
+static int rds_ib_laddr_check(struct net *net, const struct in6_addr *addr,
+			      __u32 scope_id)
+{
+	struct rds_ib_device *rid;
+
+	if (!net_eq(net, &init_net))
+		return -EPROTOTYPE;
+
+	if (!ipv6_addr_v4mapped(addr)) {
 		if (!IS_ENABLED(CONFIG_IPV6) || !ipv6_mod_enabled())
 			return -EADDRNOTAVAIL;
 		/*
@@ -223,31 +262,95 @@ static int rds_ib_laddr_check(struct net *net, const struct in6_addr *addr,
 			if (!ok)
 				return -EADDRNOTAVAIL;
 		}
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_addr = *addr;
-		sin6->sin6_scope_id = scope_id;
 	}
-
-	id = rdma_create_id(&init_net, rds_ib_cm_noop_handler, NULL,
-			    RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(id))
-		return PTR_ERR(id);
-
-	ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
-	if (ret || !id->device) {
-		ret = -EADDRNOTAVAIL;
-		goto out;
-	}
-	rid = rds_ib_device_get(id->device);
-	if (!rid) {
-		ret = -EADDRNOTAVAIL;
-		goto out;
-	}
+	rid = rds_ib_addr_device(addr, scope_id);
+	if (IS_ERR(rid))
+		return PTR_ERR(rid);
 	rds_ib_device_put(rid);
-	ret = 0;
-out:
-	rdma_destroy_id(id);
-	return ret;
+	return 0;
+}
+
+/**
+ * rds_ib_sock_device - the device behind a bound socket's address
+ * @rs: the socket (bound: only then may RDMA calls reach the transport)
+ *
+ * Looked up once and cached in the socket with a reference on the record,
+ * which only pins the record (device removal frees the PD regardless).
+ * The cache is valid while the record is alive and no address or device
+ * came or went since (rds_ib_dev_gen, bumped by the address notifiers and
+ * the device client), so an address moved to another HCA is found again.
+ * Any context that may sleep on a miss: process context.
+ *
+ * Return: the record with a reference, or NULL.
+ */
+struct rds_ib_device *rds_ib_sock_device(struct rds_sock *rs)
+{
+	unsigned int gen = atomic_read(&rds_ib_dev_gen);
+	struct rds_ib_device *rid, *old;
+	unsigned long flags;
+
+	spin_lock_irqsave(&rs->rs_rdma_lock, flags);
+	rid = rs->rs_trans_dev;
+	if (rid && rs->rs_trans_dev_gen == gen && !READ_ONCE(rid->rid_dead)) {
+		kref_get(&rid->rid_ref);
+		spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
+		return rid;
+	}
+	spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
+
+	rid = rds_ib_addr_device(&rs->rs_bound_addr, rs->rs_bound_scope_id);
+	if (IS_ERR(rid))
+		return NULL;
+	/* Only our sockets call ->sock_release() on us. */
+	if (rs->rs_transport != &rds_ib_transport)
+		return rid;
+	kref_get(&rid->rid_ref);		/* the cache's */
+	spin_lock_irqsave(&rs->rs_rdma_lock, flags);
+	old = rs->rs_trans_dev;
+	rs->rs_trans_dev = rid;
+	rs->rs_trans_dev_gen = gen;
+	spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
+	if (old)
+		rds_ib_device_put(old);
+	return rid;
+}
+
+/* ->sock_release(): drop the socket's cached device (close(), no races). */
+static void rds_ib_sock_release(struct rds_sock *rs)
+{
+	struct rds_ib_device *rid = rs->rs_trans_dev;
+
+	rs->rs_trans_dev = NULL;
+	if (rid)
+		rds_ib_device_put(rid);
+}
+
+static int rds_ib_addr_event(struct notifier_block *nb, unsigned long event,
+			     void *ptr)
+{
+	atomic_inc(&rds_ib_dev_gen);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block rds_ib_inetaddr_nb = {
+	.notifier_call = rds_ib_addr_event,
+};
+
+static struct notifier_block rds_ib_inet6addr_nb = {
+	.notifier_call = rds_ib_addr_event,
+};
+
+static void rds_ib_addr_notifiers(bool on)
+{
+	if (on) {
+		register_inetaddr_notifier(&rds_ib_inetaddr_nb);
+		if (IS_ENABLED(CONFIG_IPV6))
+			register_inet6addr_notifier(&rds_ib_inet6addr_nb);
+	} else {
+		unregister_inetaddr_notifier(&rds_ib_inetaddr_nb);
+		if (IS_ENABLED(CONFIG_IPV6))
+			unregister_inet6addr_notifier(&rds_ib_inet6addr_nb);
+	}
 }
 
 /*
@@ -311,6 +414,7 @@ struct rds_transport rds_ib_transport = {
 	.sync_mr		= rds_ib_sync_mr,
 	.flush_mrs		= rds_ib_flush_mrs,
 	.atomic_check		= rds_ib_atomic_check,
+	.sock_release		= rds_ib_sock_release,
 	.info_counters		= rds_ib_info_counters,
 };
 
@@ -329,6 +433,7 @@ static int __init rds_ib_init(void)
 	ret = rds_ib_sysctl_init();
 	if (ret)
 		goto out_wq;
+	rds_ib_addr_notifiers(true);
 	ret = ib_register_client(&rds_ib_client);
 	if (ret)
 		goto out_sysctl;
@@ -350,6 +455,7 @@ out_trans:
 out_client:
 	ib_unregister_client(&rds_ib_client);
 out_sysctl:
+	rds_ib_addr_notifiers(false);
 	rds_ib_sysctl_exit();
 out_wq:
 	destroy_workqueue(rds_ib_wq);
@@ -365,6 +471,7 @@ static void __exit rds_ib_exit(void)
 	rds_ib_listen_stop();
 	rds_trans_unregister(&rds_ib_transport);
 	ib_unregister_client(&rds_ib_client);
+	rds_ib_addr_notifiers(false);
 	destroy_workqueue(rds_ib_wq);
 	rds_ib_sysctl_exit();
 	rds_ib_recv_exit();

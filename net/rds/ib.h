@@ -227,6 +227,7 @@ struct rds_ib_statistics {
 	u64	s_ib_rdma_mr_adopted;
 	u64	s_ib_rdma_mr_key_exhausted;
 	u64	s_ib_rdma_regqp_foreign_req;
+	u64	s_ib_dev_lookups;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);
@@ -285,6 +286,7 @@ struct rds_ib_device {
 
 struct rds_ib_device *rds_ib_device_get(struct ib_device *dev);
 void rds_ib_device_put(struct rds_ib_device *rid);
+struct rds_ib_device *rds_ib_sock_device(struct rds_sock *rs);
 
 /**
  * struct rds_ib_send_slot - one send ring entry (one fragment on the wire)

@@ -306,7 +306,7 @@ int rds_ib_atomic_check(struct rds_sock *rs, struct rds_connection *conn,
 	struct rds_ib_device *rid;
 	int ret = 0;
 
-	rid = rds_ib_rid_lookup(&rs->rs_bound_addr, rs->rs_bound_scope_id);
+	rid = rds_ib_sock_device(rs);
 	if (!rid)
 		return -EOPNOTSUPP;
 	if (rid->rid_iwarp || rid->rid_atomic_cap == IB_ATOMIC_NONE)

@@ -1639,38 +1639,6 @@ void rds_ib_mr_device_remove(struct rds_ib_device *rid)
 
 /* ---- transport ops (rds.h contract) ---- */
 
-static int rds_ib_cm_noop(struct rdma_cm_id *id, struct rdma_cm_event *event)
-{
-	return 0;
-}
-
-/**
- * rds_ib_rid_lookup - our device record for a local address
- * @addr: the address (IPv4 as v4-mapped)
- * @scope_id: interface of a link-local IPv6 address
- *
- * Process context.  Return: the record with a reference, or NULL.
- */
-struct rds_ib_device *rds_ib_rid_lookup(const struct in6_addr *addr,
-					__u32 scope_id)
-{
-	struct sockaddr_storage ss;
-	struct rds_ib_device *rid = NULL;
-	struct rdma_cm_id *id;
-
-	rds_ib_mr_fill_addr(&ss, addr, 0);
-	if (ss.ss_family == AF_INET6)
-		((struct sockaddr_in6 *)&ss)->sin6_scope_id = scope_id;
-	id = rdma_create_id(&init_net, rds_ib_cm_noop, NULL, RDMA_PS_TCP,
-			    IB_QPT_RC);
-	if (IS_ERR(id))
-		return NULL;
-	if (!rdma_bind_addr(id, (struct sockaddr *)&ss) && id->device)
-		rid = rds_ib_device_get(id->device);
-	rdma_destroy_id(id);
-	return rid;
-}
-
 static void rds_ib_mr_sg_release(struct scatterlist *sg, unsigned int nents,
 				 void *arg)
 {
@@ -1698,7 +1666,7 @@ int rds_ib_get_mr(struct rds_sock *rs, struct rds_mr *mr,
 	struct rds_ib_device *rid;
 	struct rds_ib_mr *ibmr;
 
-	rid = rds_ib_rid_lookup(&rs->rs_bound_addr, rs->rs_bound_scope_id);
+	rid = rds_ib_sock_device(rs);
 	if (!rid)
 		return -ENODEV;
 	/* Before the post: the completion may come before we return. */
@@ -1786,7 +1754,7 @@ void rds_ib_flush_mrs(struct rds_sock *rs)
 	struct rds_ib_device *rid;
 	struct rds_ib_mr_dev *md;
 
-	rid = rds_ib_rid_lookup(&rs->rs_bound_addr, rs->rs_bound_scope_id);
+	rid = rds_ib_sock_device(rs);
 	if (!rid)
 		return;
 	md = rds_ib_mr_dev_find(rid);

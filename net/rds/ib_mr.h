@@ -327,8 +327,6 @@ int rds_ib_get_mr(struct rds_sock *rs, struct rds_mr *mr,
 void rds_ib_free_mr(struct rds_mr *mr, bool invalidate);
 void rds_ib_sync_mr(struct rds_mr *mr, int direction);
 void rds_ib_flush_mrs(struct rds_sock *rs);
-struct rds_ib_device *rds_ib_rid_lookup(const struct in6_addr *addr,
-					__u32 scope_id);
 
 /* ib_inv.c: transport op */
 void rds_ib_unuse_mr(struct rds_mr *mr, struct rds_incoming *inc);

@@ -84,6 +84,7 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_rdma_mr_adopted",
 	"ib_rdma_mr_key_exhausted",
 	"ib_rdma_regqp_foreign_req",
+	"ib_dev_lookups",
 };
 
 static_assert(ARRAY_SIZE(rds_ib_stat_names) * sizeof(u64) ==

@@ -877,6 +877,8 @@ struct rds_mr {
  *	transport may emulate it).  0, or -EOPNOTSUPP which sendmsg() returns
  *	(never a false success on a device without atomics).  Process
  *	context.  NULL with @xmit_atomic set: always possible.
+ * @sock_release: optional: the socket is being released (close()); drop
+ *	what the transport cached in it (rs_trans_dev).  Process context.
  */
 struct rds_transport {
 	char			t_name[16];
@@ -911,6 +913,7 @@ struct rds_transport {
 	void (*flush_mrs)(struct rds_sock *rs);
 	int (*atomic_check)(struct rds_sock *rs, struct rds_connection *conn,
 			    bool masked);
+	void (*sock_release)(struct rds_sock *rs);
 	void (*info_counters)(struct rds_info_iter *it);
 };
 
@@ -986,8 +989,11 @@ struct rds_bind_key {
  * @rs_rx_trace: the trace points
  * @rs_notify_queue: struct rds_notifier waiting for recvmsg(), under
  *	rs_recv_lock
- * @rs_rdma_lock: protects rs_mr_tree
+ * @rs_rdma_lock: protects rs_mr_tree, rs_trans_dev and rs_trans_dev_gen
  * @rs_mr_tree: the socket's MRs (struct rds_mr), keyed by r_key
+ * @rs_trans_dev: the transport's cache of the device behind rs_bound_addr
+ *	(owned by rs_transport, released by its ->sock_release())
+ * @rs_trans_dev_gen: the transport's generation rs_trans_dev was found in
  * @rs_seen_congestion: a send met a congested port; poll() also waits for
  *	congestion map updates
  * @rs_info_item: entry in the list of every socket (info.c)
@@ -1026,6 +1032,8 @@ struct rds_sock {
 
 	spinlock_t		rs_rdma_lock;
 	struct rb_root		rs_mr_tree;
+	void			*rs_trans_dev;
+	unsigned int		rs_trans_dev_gen;
 	struct list_head	rs_info_item;
 };
 

@@ -250,4 +250,36 @@ TEST_F(mr, close_with_mrs)
 	/* teardown closes the socket with 64 MRs on it */
 }
 
+/*
+ * The socket's device is looked up once (an rdma_cm id bound to its
+ * address) and cached: 64 registrations cost no lookup; an address
+ * appearing anywhere invalidates the cache, which costs exactly one.
+ */
+TEST_F(mr, device_cached)
+{
+	long long before, after;
+	uint64_t c;
+	int i;
+
+	NEED_REGISTRATION();
+	before = rds_counter("ib_dev_lookups");
+	if (before < 0)
+		SKIP(return, "no ib_dev_lookups counter (not our rds_rdma)");
+	for (i = 0; i < 64; i++) {
+		ASSERT_OK(rds_get_mr(self->fd, self->buf, 8192, &c, 0));
+		ASSERT_OK(rds_free_mr(self->fd, c, 0));
+	}
+	after = rds_counter("ib_dev_lookups");
+	EXPECT_EQ(before, after) TH_LOG("%lld lookups for 64 GET_MRs",
+					after - before);
+	if (system("ip addr add 203.0.113.77/32 dev lo"))
+		SKIP(return, "cannot add an address");
+	for (i = 0; i < 8; i++) {
+		ASSERT_OK(rds_get_mr(self->fd, self->buf, 8192, &c, 0));
+		ASSERT_OK(rds_free_mr(self->fd, c, 0));
+	}
+	EXPECT_EQ(0, system("ip addr del 203.0.113.77/32 dev lo"));
+	EXPECT_EQ(after + 1, rds_counter("ib_dev_lookups"));
+}
+
 RDS_TEST_MAIN
