@@ -7,7 +7,7 @@
 #   make demo            two-node QEMU cluster demonstration
 #   make bench           rds-bench on the cluster: ours vs Debian's in-tree modules
 #   make fuzz            rds_fuzz on the cluster for FUZZ_SECONDS (default 600),
-#                        KERNEL= the tier (default stock), FUZZ_SEED= a seed
+#                        KERNEL= the tier (default debug), FUZZ_SEED= a seed
 #   make clean
 
 ifneq ($(KERNELRELEASE),)
@@ -58,7 +58,7 @@ fuzz: deps
 	sed -i "s/^rds_fuzz .*/rds_fuzz all ours $$(($(FUZZ_SECONDS) + 240)) RDS_FUZZ_SECONDS=$(FUZZ_SECONDS)$(if $(FUZZ_SEED), RDS_FUZZ_SEED=$(FUZZ_SEED))/" \
 		$$d/$(SELFTESTS)/tests.txt && \
 	grep '^rds_fuzz ' $$d/$(SELFTESTS)/tests.txt && \
-	$(SELFTESTS)/run_vm.sh --kernel $(or $(KERNEL),stock) --src $$d rds_fuzz
+	$(SELFTESTS)/run_vm.sh --kernel $(or $(KERNEL),debug) --src $$d rds_fuzz
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean 2>/dev/null || true

@@ -37,9 +37,12 @@
  * Reproducing: each worker "p.t" draws from its own generator, seeded
  * from the run's seed and its index (both printed), so
  *   RDS_FUZZ_SEED=N RDS_FUZZ_PROCS=1 RDS_FUZZ_THREADS=1 RDS_FUZZ_VERBOSE=1
- * replays worker 0.0's calls exactly (RDS_FUZZ_WORKER=P.T: worker P.T's);
- * with more workers the calls of each are the same but their interleaving
- * (and so fd numbers and some results) is not.  RDS_FUZZ_OPS bisects a failing sequence down to its last call.
+ * replays worker 0.0's calls exactly (RDS_FUZZ_WORKER=P.T: worker P.T's
+ * own sequence, which is what P.T did in a multi-worker run only as far as
+ * shared state did not steer it).  With more workers a worker's draws
+ * depend on shared state (which sockets and binds other workers left, the
+ * kernel's results), so its later calls diverge between runs: a failure of
+ * a multi-worker run reproduces statistically, not call for call.  RDS_FUZZ_OPS bisects a failing sequence down to its last call.
  * In the cluster: put the variables on rds_fuzz's line in tests.txt.
  */
 #include <pthread.h>
