@@ -13,7 +13,8 @@
  *  7. user buffers: -EFAULT.
  * A socket bound to loopback (127/8, ::1) sends with the loopback
  * transport: MSG_DONTWAIT sends of 1 B, 4 KiB and 64 KiB are queued (and
- * delivered), also to a port nobody holds.
+ * delivered), also to a port nobody holds.  So are MSG_DONTWAIT sends
+ * over an RDMA connection that is not up yet (or never comes up).
  * The socket layer adds: msg_namelen > sizeof(sockaddr_storage) to sendto()
  * -EINVAL; a bad msg_name or msghdr pointer -EFAULT; msg_iovlen >
  * UIO_MAXIOV -EMSGSIZE; bad control pointer -EFAULT.
@@ -431,6 +432,53 @@ TEST_F(se, loopback_dontwait)
 	EXPECT_EQ('y', got[0]);
 	EXPECT_TRUE(rds_addr_eq(&la, &from));
 	close(a);
+}
+
+/*
+ * MSG_DONTWAIT sends of 1 B, 4 KiB and 64 KiB over a connection that is
+ * not up are queued and return their length, as in-tree: to an address on
+ * the link that nobody owns (the connection never comes up), and to the
+ * peer over a connection of a TOS no socket used yet (it is still being
+ * set up when sendmsg() returns).  Nothing waits and nothing is refused.
+ */
+TEST_F(se, dontwait_connection_not_up)
+{
+	static const size_t sizes[] = { 1, 4096, 65536 };
+	struct sockaddr_storage to;
+	static char big[65536];
+	union {
+		rds_tos_t tos;
+		char pad[64];
+	} t;
+	unsigned int i;
+	int fd;
+
+	rds_fill(big, sizeof(big), 9);
+	ASSERT_LT(0, rds_mkaddr(variant->family,
+				rds_unreach_str(variant->family), 4000, &to));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ((ssize_t)sizes[i],
+			  rds_sendto(self->a, big, sizes[i], MSG_DONTWAIT, &to))
+			TH_LOG("%zu bytes to nobody: %s", sizes[i], strerror(errno));
+	EXPECT_EQ(0, setsockopt(self->a, SOL_RDS, RDS_CANCEL_SENT_TO, &to,
+				rds_sslen(&to)));
+
+	if (!rds_have_peer())
+		return;
+	fd = rds_bound_socket_at(variant->family, rds_local_str(variant->family),
+				 0, NULL);
+	ASSERT_LE(0, fd);
+	memset(&t, 0, sizeof(t));
+	t.tos = 37;
+	ASSERT_EQ(0, ioctl(fd, SIOCRDSSETTOS, &t));
+	ASSERT_LT(0, rds_mkaddr(variant->family, rds_peer_str(variant->family),
+				4001, &to));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ((ssize_t)sizes[i],
+			  rds_sendto(fd, big, sizes[i], MSG_DONTWAIT, &to))
+			TH_LOG("%zu bytes to the peer: %s", sizes[i], strerror(errno));
+	close(fd);
+	still_works(_metadata, self);
 }
 
 TEST_F(se, errors_leave_socket_usable)

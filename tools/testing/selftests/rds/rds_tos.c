@@ -7,9 +7,16 @@
  *    layer answers ENOTTY: unbound, and bound to loopback (127/8, ::1);
  *  - SETTOS works once, and only before the socket has sent (has a
  *    connection): EINVAL otherwise;
- *  - bad argument pointer: EFAULT; any other SIOCPROTOPRIVATE+n: ENOTTY.
+ *  - bad argument pointer: EFAULT; any other SIOCPROTOPRIVATE+n: ENOTTY;
+ *  - ioctls RDS does not know go to the socket layer: SIOCGIFCONF works
+ *    (EFAULT for a bad pointer), bound or not;
+ *  - deliberate difference (rds.rst): a sendmsg() that fails on its
+ *    control messages leaves no connection behind here, so SETTOS still
+ *    works; in-tree the socket took its connection first (EINVAL).
  * A message sent with a TOS arrives (over its own connection).
  */
+#include <net/if.h>
+
 #include "rds_test.h"
 
 FIXTURE(tos)
@@ -157,6 +164,80 @@ TEST_F(tos, unknown_ioctl)
 	EXPECT_ERRNO(ioctl(self->a, SIOCPROTOPRIVATE + 2, &t), ENOTTY);
 	EXPECT_ERRNO(ioctl(self->a, SIOCPROTOPRIVATE + 15, &t), ENOTTY);
 	EXPECT_ERRNO(ioctl(self->u, SIOCPROTOPRIVATE + 2, &t), ENOTTY);
+}
+
+/*
+ * RDS does not know SIOCGIFCONF: the socket layer answers it for any
+ * socket, and its EFAULTs are those of the ifconf and the buffer.
+ */
+TEST_F(tos, socket_layer_ifconf)
+{
+	struct ifreq ifr[32];
+	struct ifconf ifc;
+	int fds[2] = { self->a, self->u };
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		memset(&ifc, 0, sizeof(ifc));
+		ifc.ifc_len = sizeof(ifr);
+		ifc.ifc_req = ifr;
+		EXPECT_EQ(0, ioctl(fds[i], SIOCGIFCONF, &ifc));
+		EXPECT_LT(0, ifc.ifc_len);
+		/* the length alone */
+		ifc.ifc_len = 0;
+		ifc.ifc_req = NULL;
+		EXPECT_EQ(0, ioctl(fds[i], SIOCGIFCONF, &ifc));
+		EXPECT_LT(0, ifc.ifc_len);
+		EXPECT_ERRNO(ioctl(fds[i], SIOCGIFCONF, NULL), EFAULT);
+		EXPECT_ERRNO(ioctl(fds[i], SIOCGIFCONF, RDS_KERNEL_PTR), EFAULT);
+		ifc.ifc_len = sizeof(ifr);
+		ifc.ifc_buf = RDS_KERNEL_PTR;
+		EXPECT_ERRNO(ioctl(fds[i], SIOCGIFCONF, &ifc), EFAULT);
+	}
+	/* and the TOS is untouched */
+	EXPECT_EQ(0, gettos(self->a));
+	EXPECT_EQ(0, settos(self->a, 3));
+}
+
+/*
+ * A send that fails on its control message (an RDMA_DEST cookie the socket
+ * never registered: EINVAL on both).  In-tree the socket was already given
+ * its connection, so SETTOS is EINVAL afterwards; here a failed sendmsg()
+ * changes nothing and the TOS can still be set (rds.rst, differences).
+ */
+TEST_F(tos, set_after_failed_send)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(uint64_t))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = "f", .iov_len = 1 };
+	struct msghdr m = {
+		.msg_name = &self->ba, .msg_namelen = rds_sslen(&self->ba),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	uint64_t cookie = 0x1234500000000ULL;
+	char got;
+
+	memset(u.buf, 0, sizeof(u.buf));
+	c->cmsg_level = SOL_RDS;
+	c->cmsg_type = RDS_CMSG_RDMA_DEST;
+	c->cmsg_len = CMSG_LEN(sizeof(cookie));
+	memcpy(CMSG_DATA(c), &cookie, sizeof(cookie));
+	EXPECT_ERRNO(sendmsg(self->a, &m, 0), EINVAL);
+	if (rds_intree()) {
+		EXPECT_ERRNO(settos(self->a, 6), EINVAL);
+		EXPECT_EQ(0, gettos(self->a));
+	} else {
+		EXPECT_EQ(0, settos(self->a, 6));
+		EXPECT_EQ(6, gettos(self->a));
+	}
+	/* either way the socket still sends */
+	ASSERT_EQ(1, rds_sendto(self->a, "g", 1, 0, &self->ba));
+	ASSERT_EQ(1, rds_recv_wait(self->b, &got, 1, 0, NULL, RDS_WAIT_MS));
+	EXPECT_EQ('g', got);
 }
 
 TEST_F(tos, send_with_tos)
