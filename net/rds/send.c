@@ -573,6 +573,40 @@ static int rds_send_cmsgs(struct rds_sock *rs, struct rds_message *rm,
 	return 0;
 }
 
+/**
+ * rds_send_cmsg_precheck - the cmsg checks made before the size checks
+ * @msg: the user's message
+ *
+ * In the in-tree order: a malformed cmsg header or an RDMA_ARGS cmsg too
+ * short for its arguments is %-EINVAL before any size is judged, and the
+ * RDMA bytes the RDMA_ARGS cmsgs announce (remote_vec.bytes) count against
+ * RDS_MAX_MSG_SIZE like the payload.  rds_send_cmsgs() checks the rest.
+ *
+ * Return: 0, %-EINVAL or %-EMSGSIZE.
+ */
+static int rds_send_cmsg_precheck(struct msghdr *msg)
+{
+	struct rds_rdma_args args;
+	struct cmsghdr *cmsg;
+	u64 bytes = 0;
+
+	for_each_cmsghdr(cmsg, msg) {
+		if (!CMSG_OK(msg, cmsg))
+			return -EINVAL;
+		if (cmsg->cmsg_level != SOL_RDS ||
+		    cmsg->cmsg_type != RDS_CMSG_RDMA_ARGS)
+			continue;
+		if (cmsg->cmsg_len < CMSG_LEN(sizeof(args)))
+			return -EINVAL;
+		memcpy(&args, CMSG_DATA(cmsg), sizeof(args));
+		/* Each term is checked first: the sum cannot wrap. */
+		if (args.remote_vec.bytes > RDS_MAX_MSG_SIZE)
+			return -EMSGSIZE;
+		bytes += args.remote_vec.bytes;
+	}
+	return bytes > RDS_MAX_MSG_SIZE ? -EMSGSIZE : 0;
+}
+
 /* Parse msg_name like the in-tree module; IPv4 comes back v4-mapped. */
 static int rds_send_parse_name(struct msghdr *msg, struct in6_addr *daddr,
 			       __be16 *dport, __u32 *scope_id)
@@ -721,6 +755,9 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 	sport = rs->rs_bound_port;
 	release_sock(sk);
 
+	ret = rds_send_cmsg_precheck(msg);
+	if (ret)
+		return ret;
 	if (payload_len > RDS_MAX_MSG_SIZE || payload_len > rds_sk_sndbuf(rs))
 		return -EMSGSIZE;
 

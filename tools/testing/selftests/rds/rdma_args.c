@@ -217,7 +217,16 @@ TEST_F(ra, args_hostile)
 
 		EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, &cm, 1),
 			     EINVAL);
+		/* ... judged before the size, as in-tree: EINVAL, not EMSGSIZE */
+		EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 2U << 20, &cm, 1),
+			     EINVAL);
 	}
+	/* the announced RDMA bytes count against the 1 MiB limit */
+	a = good_args(self);
+	a.remote_vec.bytes = (1U << 20) + 1;
+	self->vec[0].addr = (uintptr_t)self->buf;
+	self->vec[0].bytes = 4096;
+	EXPECT_ERRNO(send1(self, RDS_CMSG_RDMA_ARGS, &a, sizeof(a)), EMSGSIZE);
 	clean_after(_metadata, self);
 }
 
@@ -240,7 +249,12 @@ TEST_F(ra, grouping)
 			{ RDS_CMSG_RDMA_ARGS, &a, sizeof(a) },
 		};
 
+		/* 2 x 1 MiB announced: over the limit first, as in-tree */
+		EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, cm, 2),
+			     EMSGSIZE);
+		a.remote_vec.bytes = 8192;
 		EXPECT_ERRNO(send_cmsgs(self->a, &self->ba, 16, cm, 2), EINVAL);
+		a = good_args(self);
 	}
 	{	/* two atomics */
 		struct rds_cm cm[2] = {
