@@ -228,6 +228,8 @@ struct rds_ib_statistics {
 	u64	s_ib_rdma_mr_key_exhausted;
 	u64	s_ib_rdma_regqp_foreign_req;
 	u64	s_ib_dev_lookups;
+	u64	s_ib_rdma_mr_reaped;
+	u64	s_ib_rdma_mr_unmap_keyed;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);

@@ -141,6 +141,17 @@ RDS_PARAM_UINT(rds_ib_mr_reg_fail_next, rds_ib_mr_reg_fail_next, 0, 1000000,
 	       0644,
 	       " Test: fail the next N asynchronous (RDMA_MAP) registrations (0..1000000, default 0)");
 
+/*
+ * Test knob: the same for the next N synchronous registrations (RDS_GET_MR,
+ * RDS_GET_MR_FOR_DEST): the REG_MR executed, so the key is valid in the
+ * HCA, but the waiter is told it failed.
+ */
+static unsigned int rds_ib_mr_reg_sync_fail_next;
+
+RDS_PARAM_UINT(rds_ib_mr_reg_sync_fail_next, rds_ib_mr_reg_sync_fail_next,
+	       0, 1000000, 0644,
+	       " Test: fail the next N synchronous (RDS_GET_MR) registrations (0..1000000, default 0)");
+
 /* Parked MRs per pool, and ib_alloc_mr() tries per new pool MR. */
 #define RDS_IB_MR_PARK_MAX	32
 #define RDS_IB_MR_ALLOC_TRIES	4
@@ -606,6 +617,7 @@ static void rds_ib_mr_reap_unknown(struct rds_ib_mr_dev *md)
 		spin_unlock_bh(&pool->p_lock);
 		if (ibmr) {
 			ib_dereg_mr(ibmr);
+			rds_ib_stats_inc(s_ib_rdma_mr_reaped);
 			rds_ib_mr_cool_start(md, mr);
 			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
 			wake_up(&pool->p_wait);
@@ -1123,6 +1135,19 @@ static void rds_ib_mr_free(struct rds_ib_mr *mr)
 }
 
 /*
+ * Can the HCA still reach the pages through @mr's key?  Yes while the verbs
+ * MR exists and the key is neither free (nothing posted) nor dead.  Racy
+ * read: only for the ib_rdma_mr_unmap_keyed check.
+ */
+static bool rds_ib_mr_key_may_live(struct rds_ib_mr *mr)
+{
+	int state = READ_ONCE(mr->m_key_state);
+
+	return mr->m_ib && state != RDS_IB_KEY_FREE &&
+	       state != RDS_IB_KEY_DEAD;
+}
+
+/*
  * DMA-unmap the pages, once: here or in device removal (p_lock), which
  * must do it while the device still exists.
  */
@@ -1131,6 +1156,12 @@ static void rds_ib_mr_dma_unmap(struct rds_ib_mr *mr)
 	struct rds_ib_mr_pool *pool = mr->m_pool;
 
 	spin_lock_bh(&pool->p_lock);
+	if (mr->m_mapped && rds_ib_mr_key_may_live(mr)) {
+		/* A bug: a peer with the key may reach freed memory. */
+		rds_ib_stats_inc(s_ib_rdma_mr_unmap_keyed);
+		pr_warn_ratelimited("RDS/IB: pages of rkey %#x released while the key may be valid (state %d)\n",
+				    mr->m_rkey, READ_ONCE(mr->m_key_state));
+	}
 	if (mr->m_mapped)
 		ib_dma_unmap_sg(mr->m_md->md_rid->rid_dev, mr->m_sg,
 				mr->m_nents, mr->m_dir);
@@ -1280,8 +1311,11 @@ static void rds_ib_mr_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 			pr_info_ratelimited("RDS/IB: REG_MR failed: %s\n",
 					    ib_wc_status_msg(wc->status));
 		rds_ib_mr_qp_error(md, "REG_MR completion error");
-	} else if (async && rds_fault_take(&rds_ib_mr_reg_fail_next)) {
-		ok = false;	/* the key is unknown: recovery kills it */
+	} else if (rds_fault_take(async ? &rds_ib_mr_reg_fail_next :
+				  &rds_ib_mr_reg_sync_fail_next)) {
+		/* The key is unknown (valid, in fact): recovery kills it. */
+		ok = false;
+		mr->m_reg_status = IB_WC_GENERAL_ERR;
 	}
 	if (async)
 		rds_ib_mr_reg_async_done(mr, ok);
@@ -1433,7 +1467,8 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 out_erase:
 	xa_erase_bh(&md->md_keys, mr->m_rkey);
 out_put:
-	/* Nothing was posted: the MR's key state is unchanged. */
+	/* Nothing was posted: the MR's key is as free as it was. */
+	mr->m_key_state = RDS_IB_KEY_FREE;
 	mr->m_sg_release = NULL;
 	atomic_set(&mr->m_refs, 1);
 	rds_ib_mr_put_ref(mr);

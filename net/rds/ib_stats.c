@@ -85,6 +85,8 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_rdma_mr_key_exhausted",
 	"ib_rdma_regqp_foreign_req",
 	"ib_dev_lookups",
+	"ib_rdma_mr_reaped",
+	"ib_rdma_mr_unmap_keyed",
 };
 
 static_assert(ARRAY_SIZE(rds_ib_stat_names) * sizeof(u64) ==

@@ -9,6 +9,13 @@
  * EOPNOTSUPP (the in-tree FRWR module, or our rds_rdma before its MR pool)
  * those cases are skipped.  Memory limits are checked in a child that
  * gives up CAP_IPC_LOCK and lowers RLIMIT_MEMLOCK.
+ *
+ * With our rds_rdma, a GET_MR whose REG_MR fails (the test knob
+ * rds_ib_mr_reg_sync_fail_next: the HCA executed it, so the key is valid
+ * although the waiter is told otherwise) answers EAGAIN, writes no cookie,
+ * hands the MR to recovery (ib_rdma_mr_reaped), never releases the pages
+ * while the key may be valid (ib_rdma_mr_unmap_keyed stays put), gives the
+ * pin and its RLIMIT_MEMLOCK charge back, and the next GET_MR works.
  */
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -280,6 +287,98 @@ TEST_F(mr, device_cached)
 	}
 	EXPECT_EQ(0, system("ip addr del 203.0.113.77/32 dev lo"));
 	EXPECT_EQ(after + 1, rds_counter("ib_dev_lookups"));
+}
+
+#define REG_SYNC_FAIL \
+	"/sys/module/rds_rdma/parameters/rds_ib_mr_reg_sync_fail_next"
+
+/*
+ * In a child without CAP_IPC_LOCK and with RLIMIT_MEMLOCK = 16 pages: a
+ * failing GET_MR of 8 pages (the parent armed the knob), then GET_MR of
+ * 12 pages until it fits, which it can only once the failed one's 8 pages
+ * were unpinned and uncharged (bounded: 10 s).  Returns 0, or 100 + the
+ * errno of a first GET_MR that did not fail with EAGAIN, or the errno of
+ * the last try.
+ */
+static int failed_get_mr_uncharged(int fd, char *buf)
+{
+	struct rlimit rl = { .rlim_cur = 16 * 4096, .rlim_max = 16 * 4096 };
+	int status, i;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		uint64_t c = 0;
+
+		alarm(60);
+		if (rds_drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &rl))
+			_exit(200);
+		if (rds_get_mr(fd, buf, 8 * 4096, &c, RDS_RDMA_READWRITE) == 0)
+			_exit(100);
+		if (errno != EAGAIN || c)
+			_exit(errno < 100 ? 100 + errno : 201);
+		for (i = 0; i < 200; i++) {
+			if (rds_get_mr(fd, buf + 8 * 4096, 12 * 4096, &c, 0) == 0)
+				_exit(rds_free_mr(fd, c, RDS_RDMA_INVALIDATE) ?
+				      202 : 0);
+			if (errno != ENOMEM)
+				break;
+			usleep(50000);
+		}
+		_exit(errno < 100 ? errno : 201);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * A synchronous registration whose REG_MR fails leaves the key state
+ * unknown (here: valid).  The pages must stay mapped and pinned until
+ * recovery deregistered the MR; ib_rdma_mr_unmap_keyed counts the
+ * kernel's own check of that order (pages DMA-unmapped while the verbs MR
+ * exists and its key is neither free nor dead), ib_rdma_mr_reaped the
+ * MRs recovery deregistered.
+ */
+TEST_F(mr, sync_reg_failure)
+{
+	long long keyed, reaped, now;
+	uint64_t c = 0;
+
+	NEED_REGISTRATION();
+	if (access(REG_SYNC_FAIL, W_OK))
+		SKIP(return, "no %s (not our rds_rdma)", REG_SYNC_FAIL);
+	keyed = rds_counter("ib_rdma_mr_unmap_keyed");
+	reaped = rds_counter("ib_rdma_mr_reaped");
+	ASSERT_LE(0, keyed);
+	ASSERT_LE(0, reaped);
+
+	ASSERT_OK(rds_knob(REG_SYNC_FAIL, "1"));
+	EXPECT_ERRNO(rds_get_mr(self->fd, self->buf, 8192, &c,
+				RDS_RDMA_READWRITE), EAGAIN);
+	rds_knob(REG_SYNC_FAIL, "0");
+	EXPECT_EQ(0, c) TH_LOG("a cookie for a failed registration");
+	now = rds_counter_wait_above("ib_rdma_mr_reaped", reaped, 10000);
+	EXPECT_LT(reaped, now) TH_LOG("recovery did not deregister the MR");
+	EXPECT_EQ(keyed, rds_counter("ib_rdma_mr_unmap_keyed"))
+		TH_LOG("pages released before the key was killed (dmesg)");
+
+	/* The same with a memory limit: the pin is given back after all. */
+	reaped = now;
+	ASSERT_OK(rds_knob(REG_SYNC_FAIL, "1"));
+	EXPECT_EQ(0, failed_get_mr_uncharged(self->fd, self->buf));
+	rds_knob(REG_SYNC_FAIL, "0");
+	EXPECT_LT(reaped, rds_counter_wait_above("ib_rdma_mr_reaped", reaped,
+						 10000));
+	EXPECT_EQ(keyed, rds_counter("ib_rdma_mr_unmap_keyed"));
+
+	/* The registration QP recovered: the next GET_MR works. */
+	ASSERT_OK(rds_get_mr(self->fd, self->buf, 8192, &c,
+			     RDS_RDMA_READWRITE));
+	EXPECT_NE(0, c);
+	ASSERT_OK(rds_free_mr(self->fd, c, RDS_RDMA_INVALIDATE));
 }
 
 RDS_TEST_MAIN

@@ -14,6 +14,8 @@
  *   rds_send_rdma(), rds_do_rdma()     one RDMA READ/WRITE
  *   rds_get_mr(), rds_free_mr()        MR sockopts
  *   rds_counter()                      an RDS_INFO_COUNTERS value
+ *   rds_counter_wait_above()           bounded wait for a counter to grow
+ *   rds_knob()                         write a module parameter
  *
  * A destination (@to) may be a struct sockaddr_in, sockaddr_in6 or
  * sockaddr_storage: its family gives its length.  Every wait is bounded by
@@ -164,6 +166,37 @@ out:
 	free(buf);
 	close(fd);
 	return v;
+}
+
+/*
+ * Wait at most ms for counter name to exceed old.  Returns its last value
+ * (-1 if there is no such counter).
+ */
+static inline long long rds_counter_wait_above(const char *name,
+					       long long old, int ms)
+{
+	long long v = rds_counter(name);
+
+	for (; v >= 0 && v <= old && ms > 0; ms -= 50) {
+		usleep(50000);
+		v = rds_counter(name);
+	}
+	return v;
+}
+
+/* Write val to the module parameter (or any sysfs file) path: 0 or -1. */
+static inline int rds_knob(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+	int ret = 0;
+
+	if (!f)
+		return -1;
+	if (fputs(val, f) < 0)
+		ret = -1;
+	if (fclose(f))
+		ret = -1;
+	return ret;
 }
 
 #endif /* RDMA_TEST_H */

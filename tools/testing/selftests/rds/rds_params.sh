@@ -231,6 +231,12 @@ default $W/rds_ib_mr_reg_fail_next 0
 good $W/rds_ib_mr_reg_fail_next 1000000
 bad $W/rds_ib_mr_reg_fail_next 1000001
 good $W/rds_ib_mr_reg_fail_next 0
+# Failed RDS_GET_MR registrations (rdma_mr drives it).
+t "rds_rdma/rds_ib_mr_reg_sync_fail_next is 0644" '[ "$(stat -c %a $W/rds_ib_mr_reg_sync_fail_next)" = 644 ]'
+default $W/rds_ib_mr_reg_sync_fail_next 0
+good $W/rds_ib_mr_reg_sync_fail_next 1000000
+bad $W/rds_ib_mr_reg_sync_fail_next 1000001
+good $W/rds_ib_mr_reg_sync_fail_next 0
 # The sender's pause between claiming a message's ops and posting them.
 R=$P/rds/parameters
 t "rds/rdma_post_delay_ms is 0644" '[ "$(stat -c %a $R/rdma_post_delay_ms)" = 644 ]'
