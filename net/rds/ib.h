@@ -230,6 +230,8 @@ struct rds_ib_statistics {
 	u64	s_ib_dev_lookups;
 	u64	s_ib_rdma_mr_reaped;
 	u64	s_ib_rdma_mr_unmap_keyed;
+	u64	s_ib_rdma_reg_timeouts;
+	u64	s_ib_rdma_reg_abandoned;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);

@@ -41,9 +41,21 @@
  *
  * Registration is process context (a socket option or sendmsg).  The key
  * is tracked in md_keys (state REG) before the REG_MR is posted signalled.
+ * From the moment the MR is taken, it owns the user's pages: whatever
+ * happens, the last of its holds DMA-unmaps them and gives them back
+ * (m_sg_release; rds.ko's reference, whose last put unpins them).
  * RDS_GET_MR sleeps until it completes (ib_rdma_reg_waits): the key must
  * be valid when the cookie is returned, which the application may hand
  * out by any means, and no QP orders after the registration QP.  The
+ * sleep is killable and bounded: after RDS_IB_MR_REG_WAIT the
+ * registration QP is made to recover (ib_rdma_reg_timeouts), whose drain
+ * completes the REG_MR, if only as flushed; on a fatal signal the waiter
+ * leaves the MR to the completion (m_reg_abandoned, decided under
+ * md_keys' lock), which invalidates a valid key or hands a failed one to
+ * recovery (ib_rdma_reg_abandoned).  A REG_MR of RDS_GET_MR that failed
+ * leaves the key state unknown (the HCA may hold a valid key for the
+ * pages): the caller gets -EAGAIN and the MR, pages still mapped and
+ * pinned, goes to recovery like an asynchronous one.  The
  * RDS_CMSG_RDMA_MAP cmsg of sendmsg does not wait: rds.ko sets
  * RDS_MR_REG_PENDING and holds every message naming the MR until the
  * completion calls rds_mr_reg_complete() (rdma.c), which makes the key
@@ -63,9 +75,13 @@
  * registration QP marks it broken (rds_ib_mr_qp_error): the recovery work
  * disconnects it, drains it (every posted WR completes, most as flushed),
  * deregisters every MR whose key state became unknown (ib_dereg_mr kills
- * the key for good, so waiters for its death are released), destroys the
- * QPs and cm_ids, and the next registration builds a fresh self-connection.
- * An MR whose WR did not complete successfully is never reused.
+ * the key for good, so waiters for its death are released;
+ * ib_rdma_mr_reaped), destroys the QPs and cm_ids, and the next
+ * registration builds a fresh self-connection.  Only the deregistration
+ * drops an unknown key's hold, so only after it are the pages
+ * DMA-unmapped and given back (ib_rdma_mr_unmap_keyed counts any unmap
+ * while a key may live: it must stay 0).  An MR whose WR did not
+ * complete successfully is never reused.
  *
  * Device removal tears everything down (rds_ib_mr_device_remove, called by
  * the ib_client before the PD goes), in this order: mark the state dead and
@@ -159,6 +175,12 @@ RDS_PARAM_UINT(rds_ib_mr_reg_sync_fail_next, rds_ib_mr_reg_sync_fail_next,
 /* Send queue of the registration QP; one entry stays free for the drain. */
 #define RDS_IB_REGQP_SQ		512
 #define RDS_IB_REGQP_TIMEOUT_MS	5000
+/*
+ * How long RDS_GET_MR waits for its REG_MR before it makes the
+ * registration QP recover (whose drain completes every WR, if only as
+ * flushed), and then between warnings.
+ */
+#define RDS_IB_MR_REG_WAIT	msecs_to_jiffies(3 * RDS_IB_REGQP_TIMEOUT_MS)
 /* How long a registration waits for a clean MR of a full pool. */
 #define RDS_IB_MR_POOL_WAIT	(HZ / 2)
 #define RDS_IB_MR_POOL_TRIES	4
@@ -1294,6 +1316,100 @@ static void rds_ib_mr_reg_async_done(struct rds_ib_mr *mr, bool ok)
 	rds_ib_mr_put_ref(mr);
 }
 
+/**
+ * rds_ib_mr_reg_fail - settle an MR whose REG_MR did not succeed
+ * @mr: the MR, with its two holds (the user's and the key's)
+ *
+ * Any context.  The key state is unknown: the HCA may hold a valid key
+ * for the pages.  The MR goes to recovery (md_unknown), which
+ * deregisters it after the registration QP drained; the user's hold is
+ * dropped here, the key's by recovery once the key is dead, and only that
+ * last one DMA-unmaps the pages and gives them back (m_sg_release).
+ */
+static void rds_ib_mr_reg_fail(struct rds_ib_mr *mr)
+{
+	rds_ib_mr_key_unknown(mr);
+	rds_ib_mr_put_ref(mr);
+}
+
+/*
+ * The REG_MR of a synchronous registration completed: wake the waiter,
+ * or, if a fatal signal made it give up (m_reg_abandoned), settle the MR
+ * here as its user would have: a valid key is invalidated and released, a
+ * failed one goes to recovery.
+ */
+static void rds_ib_mr_reg_sync_done(struct rds_ib_mr *mr, bool ok)
+{
+	struct rds_ib_mr_dev *md = mr->m_md;
+	unsigned long flags;
+	bool abandoned;
+
+	xa_lock_irqsave(&md->md_keys, flags);
+	abandoned = mr->m_reg_abandoned;
+	if (!abandoned)
+		complete(&mr->m_reg_done);	/* @mr is the waiter's now */
+	else if (ok)
+		mr->m_key_state = RDS_IB_KEY_LIVE;
+	xa_unlock_irqrestore(&md->md_keys, flags);
+	if (!abandoned)
+		return;
+	if (ok)
+		rds_ib_mr_release(mr, true);
+	else
+		rds_ib_mr_reg_fail(mr);
+}
+
+/**
+ * rds_ib_mr_reg_wait - wait for the REG_MR of a synchronous registration
+ * @md: device state
+ * @mr: the MR, whose REG_MR was posted
+ *
+ * Process context.  The WR refers to @mr, so its completion comes, if
+ * only as flushed when the registration QP is drained.  Nothing but a
+ * broken QP or HCA delays it; after RDS_IB_MR_REG_WAIT the QP is made to
+ * recover (once), whose drain completes the WR.  The wait is killable:
+ * on a fatal signal @mr is left to the completion (m_reg_abandoned),
+ * which settles it, and the caller must not touch @mr any more.
+ *
+ * Return: 0 when the REG_MR completed (m_reg_status says how), -EINTR
+ * when the MR was abandoned.
+ */
+static int rds_ib_mr_reg_wait(struct rds_ib_mr_dev *md, struct rds_ib_mr *mr)
+{
+	bool kicked = false, abandon;
+	unsigned long flags;
+	long left;
+
+	for (;;) {
+		left = wait_for_completion_killable_timeout(&mr->m_reg_done,
+							    RDS_IB_MR_REG_WAIT);
+		if (left > 0)
+			return 0;
+		if (left < 0)
+			break;
+		rds_ib_stats_inc(s_ib_rdma_reg_timeouts);
+		pr_warn_ratelimited("RDS/IB: %s: REG_MR of rkey %#x not completed after %u ms%s\n",
+				    dev_name(&md->md_rid->rid_dev->dev),
+				    mr->m_rkey, jiffies_to_msecs(RDS_IB_MR_REG_WAIT),
+				    kicked ? "" : ": recovering the registration QP");
+		/* Once: a second kick could break a rebuilt, healthy QP. */
+		if (!kicked)
+			rds_ib_mr_qp_error(md, "REG_MR completion timed out");
+		kicked = true;
+	}
+
+	/* A fatal signal.  Under md_keys' lock: the completion decides too. */
+	xa_lock_irqsave(&md->md_keys, flags);
+	abandon = !completion_done(&mr->m_reg_done);
+	if (abandon)
+		mr->m_reg_abandoned = true;
+	xa_unlock_irqrestore(&md->md_keys, flags);
+	if (!abandon)
+		return 0;
+	rds_ib_stats_inc(s_ib_rdma_reg_abandoned);
+	return -EINTR;
+}
+
 static void rds_ib_mr_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rds_ib_mr *mr = container_of(wc->wr_cqe, struct rds_ib_mr,
@@ -1320,7 +1436,7 @@ static void rds_ib_mr_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (async)
 		rds_ib_mr_reg_async_done(mr, ok);
 	else
-		complete(&mr->m_reg_done);	/* @mr is the waiter's now */
+		rds_ib_mr_reg_sync_done(mr, ok);
 }
 
 static unsigned int rds_ib_sg_pages(struct scatterlist *sg, unsigned int nents)
@@ -1333,7 +1449,10 @@ static unsigned int rds_ib_sg_pages(struct scatterlist *sg, unsigned int nents)
 	return pages;
 }
 
-/* rds_ib_mr_register() with md_reg_sem read-held (and a reference on @md). */
+/*
+ * rds_ib_mr_register() with md_reg_sem read-held (and a reference on @md).
+ * @sg_release is called once in every case (see there).
+ */
 static struct rds_ib_mr *
 rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 		      unsigned int pages, struct scatterlist *sg,
@@ -1353,9 +1472,14 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 	pool = &md->md_pools[pages <= RDS_IB_MR_8K_PAGES ? RDS_IB_MR_8K :
 						       RDS_IB_MR_1M];
 	mr = rds_ib_mr_pool_get(md, pool);
-	if (IS_ERR(mr))
+	if (IS_ERR(mr)) {
+		sg_release(sg, nents, sg_arg);
 		return mr;
+	}
 
+	/* From here the MR gives the pages back, whatever happens. */
+	mr->m_sg_release = sg_release;
+	mr->m_sg_arg = sg_arg;
 	mr->m_sg = sg;
 	mr->m_nents = nents;
 	mr->m_dir = write ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE;
@@ -1400,6 +1524,7 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 	mr->m_key_state = RDS_IB_KEY_REG;
 	mr->m_reg_cb = reg_cb;
 	mr->m_reg_inv = 0;
+	mr->m_reg_abandoned = false;
 	reinit_completion(&mr->m_reg_done);
 	/*
 	 * Two holds: the user's and the key's.  The key is tracked before
@@ -1411,11 +1536,6 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 		ret = -ENOMEM;
 		goto out_put;
 	}
-	if (reg_cb) {
-		mr->m_sg_release = sg_release;
-		mr->m_sg_arg = sg_arg;
-	}
-
 	ret = rds_ib_mr_qp_get(md, laddr);	/* md_qp_sem read-held */
 	if (ret)
 		goto out_erase;
@@ -1448,18 +1568,20 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 		return mr;
 	rds_ib_stats_inc(s_ib_rdma_reg_waits);
 
-	/* The WR refers to @mr: the completion always comes (drain). */
-	wait_for_completion(&mr->m_reg_done);
+	/* Bounded and killable; an abandoned MR is the completion's. */
+	ret = rds_ib_mr_reg_wait(md, mr);
+	if (ret)
+		return ERR_PTR(ret);
 	if (mr->m_reg_status != IB_WC_SUCCESS) {
-		atomic_set(&mr->m_refs, 1);
-		rds_ib_mr_unmap(mr);
-		rds_ib_mr_key_unknown(mr);
+		/*
+		 * The key may be valid: the pages stay mapped and pinned
+		 * until recovery deregistered the MR.
+		 */
+		rds_ib_mr_reg_fail(mr);
 		return ERR_PTR(-EAGAIN);
 	}
 	xa_lock_irqsave(&md->md_keys, flags);
 	mr->m_key_state = RDS_IB_KEY_LIVE;
-	mr->m_sg_release = sg_release;
-	mr->m_sg_arg = sg_arg;
 	xa_unlock_irqrestore(&md->md_keys, flags);
 	rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_USED);
 	return mr;
@@ -1469,8 +1591,7 @@ out_erase:
 out_put:
 	/* Nothing was posted: the MR's key is as free as it was. */
 	mr->m_key_state = RDS_IB_KEY_FREE;
-	mr->m_sg_release = NULL;
-	atomic_set(&mr->m_refs, 1);
+	atomic_set(&mr->m_refs, 1);	/* the last: gives the pages back */
 	rds_ib_mr_put_ref(mr);
 	return ERR_PTR(ret);
 }
@@ -1479,12 +1600,13 @@ out_put:
  * rds_ib_mr_register - register pinned pages with FRWR
  * @rid: the device the socket's address is on
  * @laddr: that address (the registration QP connects to it)
- * @sg: the pages (not DMA-mapped); owned by the MR on success until
- *	@sg_release is called
+ * @sg: the pages (not DMA-mapped); handed to us until @sg_release is
+ *	called
  * @nents: entries in @sg
  * @use_once: mark the key use-once (iova bit RDS_MR_IOVA_USE_ONCE)
  * @write: the peer may write (REMOTE_WRITE, and REMOTE_ATOMIC if possible)
- * @sg_release: called once the HCA can no longer touch the pages
+ * @sg_release: called exactly once, when the HCA can no longer touch the
+ *	pages (any context)
  * @sg_arg: its argument
  * @reg_cb: NULL: wait for the REG_MR to complete; else return once it is
  *	posted, and the completion calls @reg_cb(@sg_arg, key valid)
@@ -1492,9 +1614,11 @@ out_put:
  * Process context, may sleep (making the registration QP, a full pool or
  * send queue) and, without @reg_cb, until the REG_MR completes.  The
  * returned MR holds the user's reference; rds_ib_mr_release() drops it.
- * m_rkey and m_iova form the cookie.  With @reg_cb, @sg_release is called
- * even if the REG_MR fails (once the key is known dead); without it, only
- * for a successful registration.
+ * m_rkey and m_iova form the cookie.  @sg_release is called in every
+ * case: after a success once the released key is dead; after an error at
+ * once if nothing was posted, else (a REG_MR that failed, with or without
+ * @reg_cb, or an abandoned wait) once recovery deregistered the MR, which
+ * may be after we returned.  Until then the pages must stay valid.
  *
  * Return: the MR or an ERR_PTR:
  *   %-EOPNOTSUPP - the device has no FRWR;
@@ -1502,7 +1626,9 @@ out_put:
  *   %-EINVAL - the pages cannot be mapped by one MR (gaps);
  *   %-ENOMEM - no MR (pool exhausted) or no memory;
  *   %-ENODEV - the device is going away;
- *   %-EAGAIN - the registration QP failed; try again.
+ *   %-EAGAIN - the registration QP failed; try again;
+ *   %-EINTR - a fatal signal came while waiting for the REG_MR (the MR
+ *	settles on its own).
  */
 struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
 				     const struct in6_addr *laddr,
@@ -1519,31 +1645,47 @@ struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
 	struct rds_ib_mr *mr;
 	unsigned int pages;
 
-	if (!rid->rid_frwr)
-		return ERR_PTR(-EOPNOTSUPP);
-	if (!nents)
-		return ERR_PTR(-EINVAL);
+	if (!rid->rid_frwr) {
+		mr = ERR_PTR(-EOPNOTSUPP);
+		goto out_release;
+	}
+	if (!nents) {
+		mr = ERR_PTR(-EINVAL);
+		goto out_release;
+	}
 	pages = rds_ib_sg_pages(sg, nents);
-	if (pages > RDS_IB_MR_1M_PAGES || pages > rid->rid_max_frpl)
-		return ERR_PTR(-EMSGSIZE);
+	if (pages > RDS_IB_MR_1M_PAGES || pages > rid->rid_max_frpl) {
+		mr = ERR_PTR(-EMSGSIZE);
+		goto out_release;
+	}
 
 	md = rds_ib_mr_dev_get(rid);
-	if (IS_ERR(md))
-		return ERR_CAST(md);
+	if (IS_ERR(md)) {
+		mr = ERR_CAST(md);
+		goto out_release;
+	}
 	/*
 	 * Device removal waits for us here: once it holds md_reg_sem no
 	 * registration takes an MR, allocates one, or is left with an MR
-	 * whose key state is still moving.
+	 * whose key state is still moving (an abandoned wait's MR settles
+	 * in the drain that comes before).
 	 */
 	down_read(&md->md_reg_sem);
-	if (READ_ONCE(md->md_dead))
+	if (READ_ONCE(md->md_dead)) {
 		mr = ERR_PTR(-ENODEV);
-	else
+		sg_release(sg, nents, sg_arg);
+	} else {
+		/* Gives the pages to an MR or back, in every case. */
 		mr = rds_ib_mr_do_register(md, laddr, pages, sg, nents,
 					   use_once, write, sg_release, sg_arg,
 					   reg_cb);
+	}
 	up_read(&md->md_reg_sem);
 	rds_ib_mr_dev_put(md);
+	return mr;
+
+out_release:
+	sg_release(sg, nents, sg_arg);
 	return mr;
 }
 
@@ -1693,7 +1835,11 @@ static void rds_ib_mr_reg_cb(void *arg, bool ok)
  *
  * Process context, may sleep.  With r_reg_async (RDS_CMSG_RDMA_MAP) only
  * until the REG_MR is posted: rds.ko holds the message until
- * rds_mr_reg_complete().  Return: 0 or as rds_ib_mr_register().
+ * rds_mr_reg_complete().  rds.ko hands us a reference on @mr with the
+ * call; it keeps the pages pinned and is dropped (rds_ib_mr_sg_release())
+ * once the HCA can no longer reach them: after a failed REG_MR only once
+ * recovery deregistered the MR, which may be after we returned the error.
+ * Return: 0 or as rds_ib_mr_register().
  */
 int rds_ib_get_mr(struct rds_sock *rs, struct rds_mr *mr,
 		  struct rds_connection *conn)
@@ -1702,8 +1848,10 @@ int rds_ib_get_mr(struct rds_sock *rs, struct rds_mr *mr,
 	struct rds_ib_mr *ibmr;
 
 	rid = rds_ib_sock_device(rs);
-	if (!rid)
+	if (!rid) {
+		rds_mr_put(mr);		/* the reference rds.ko handed us */
 		return -ENODEV;
+	}
 	/* Before the post: the completion may come before we return. */
 	if (mr->r_reg_async)
 		set_bit(RDS_MR_REG_PENDING, &mr->r_state);
@@ -1713,7 +1861,10 @@ int rds_ib_get_mr(struct rds_sock *rs, struct rds_mr *mr,
 				  mr->r_reg_async ? rds_ib_mr_reg_cb : NULL);
 	rds_ib_device_put(rid);
 	if (IS_ERR(ibmr)) {
-		/* Nothing was posted: no message can wait for it yet. */
+		/*
+		 * No message can wait for it yet.  Our reference is gone or
+		 * goes with the MR's recovery (rds_ib_mr_register()).
+		 */
 		clear_bit(RDS_MR_REG_PENDING, &mr->r_state);
 		return PTR_ERR(ibmr);
 	}

@@ -141,6 +141,8 @@ struct rds_ib_mr_pool {
  *	completion with @m_sg_arg and whether the key is valid; NULL: the
  *	registering thread waits on @m_reg_done
  * @m_reg_inv: released while REG: 1 invalidate once live, 2 now
+ * @m_reg_abandoned: a synchronous waiter gave up (fatal signal): the
+ *	completion settles the MR (under md_keys' lock)
  * @m_inv_wr: the LOCAL_INV work request (ib_inv.c)
  * @m_inv_cqe: its completion when it is not the last of its batch
  * @m_waiters: struct rds_ib_inv_waiter waiting for the key to die
@@ -172,6 +174,7 @@ struct rds_ib_mr {
 	int			m_reg_status;
 	void			(*m_reg_cb)(void *arg, bool ok);
 	u8			m_reg_inv;
+	bool			m_reg_abandoned;
 	struct ib_send_wr	m_inv_wr;
 	struct ib_cqe		m_inv_cqe;
 	struct list_head	m_waiters;

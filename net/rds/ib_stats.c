@@ -87,6 +87,8 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_dev_lookups",
 	"ib_rdma_mr_reaped",
 	"ib_rdma_mr_unmap_keyed",
+	"ib_rdma_reg_timeouts",
+	"ib_rdma_reg_abandoned",
 };
 
 static_assert(ARRAY_SIZE(rds_ib_stat_names) * sizeof(u64) ==

@@ -36,9 +36,10 @@
  * destruction unparks its paths first (rds_rdma_path_unwait()), so a kick
  * never meets a freed path.
  *
- * References on a struct rds_mr: the tree's, the transport's (taken for it
- * when ->get_mr() succeeds, dropped by the transport once the key is dead
- * in the HCA), and one per message naming it (MAP/DEST).  An MR leaves the
+ * References on a struct rds_mr: the tree's, the transport's (handed to it
+ * with the ->get_mr() call, dropped by the transport once the key is dead
+ * in the HCA, also when the registration failed: a failed REG_MR may have
+ * left a valid key), and one per message naming it (MAP/DEST).  An MR leaves the
  * tree exactly once: RDS_FREE_MR, socket close, a failed sendmsg that had
  * mapped it (->free_mr()), or the peer's message that completes an RDMA on
  * a use-once key (->unuse_mr()).  The last reference unpins the pages from
@@ -341,11 +342,17 @@ static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
 		bytes -= len;
 	}
 
+	/*
+	 * The transport's reference, handed over with the call: on error
+	 * it is dropped by the transport, at once or, if a registration
+	 * reached the HCA, once the key is dead; the pages stay pinned
+	 * until then.
+	 */
+	rds_mr_get(mr);
 	ret = trans->get_mr(rs, mr, conn);
 	trace_rds_mr_register(mr, ret);
 	if (ret)
 		goto out_free;
-	rds_mr_get(mr);			/* the transport's */
 	if (WARN_ON_ONCE(mr->r_iova > U32_MAX)) {
 		ret = -EINVAL;
 		goto out_release;

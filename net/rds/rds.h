@@ -695,8 +695,8 @@ static inline u32 rds_rdma_cookie_offset(u64 cookie)
  * struct rds_mr - one registered memory region of a socket
  * @r_node: entry in rs->rs_mr_tree, keyed by r_key (rds.ko)
  * @r_refcount: references: the socket's tree, each message that names it
- *	(MAP/DEST), and the transport's (taken by rds.ko for it when
- *	->get_mr() succeeds); the last rds_mr_put() unpins the pages (from a
+ *	(MAP/DEST), and the transport's (handed to it with the ->get_mr()
+ *	call); the last rds_mr_put() unpins the pages (from a
  *	work item, so any context may put) and frees the object
  * @r_state: RDS_MR_* bits (atomic bitops)
  * @r_sync_lock: orders ->sync_mr() against the transport letting go of
@@ -832,11 +832,16 @@ struct rds_mr {
  *	@rs is the bound socket (its bound address names the device), @conn
  *	the connection for RDS_CMSG_RDMA_MAP (may be ignored), NULL for the
  *	socket options: registration must not need a connection.  Process
- *	context, may sleep, lock_sock() may be held.  Return 0 (the key is
- *	valid in the HCA on return; the transport then owns one reference
- *	on @mr, taken by rds.ko), -EMSGSIZE above its registration limit,
- *	-ENOMEM/-EAGAIN when out of MRs, -ENODEV when the address has no
- *	device, other errors as they come; on error nothing is kept.
+ *	context, may sleep, lock_sock() may be held.  rds.ko hands the
+ *	transport one reference on @mr with the call.  Return 0 (the key is
+ *	valid in the HCA on return; the transport keeps the reference until
+ *	the key is dead, see @free_mr), -EMSGSIZE above its registration
+ *	limit, -ENOMEM/-EAGAIN when out of MRs, -ENODEV when the address has
+ *	no device, -EINTR on a fatal signal, other errors as they come.  On
+ *	error the transport drops the reference: at once if nothing reached
+ *	the HCA, else only once the key (whose state a failed registration
+ *	leaves unknown) is dead and the pages are DMA-unmapped, possibly
+ *	after returning: the pages stay pinned until then.
  *	With @mr->r_reg_async (RDS_CMSG_RDMA_MAP) the transport may instead
  *	set RDS_MR_REG_PENDING in r_state before it starts the registration
  *	and return 0 at once; it then calls rds_mr_reg_complete() exactly
