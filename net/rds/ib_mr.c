@@ -1390,7 +1390,8 @@ static int rds_ib_mr_reg_wait(struct rds_ib_mr_dev *md, struct rds_ib_mr *mr)
 		rds_ib_stats_inc(s_ib_rdma_reg_timeouts);
 		pr_warn_ratelimited("RDS/IB: %s: REG_MR of rkey %#x not completed after %u ms%s\n",
 				    dev_name(&md->md_rid->rid_dev->dev),
-				    mr->m_rkey, jiffies_to_msecs(RDS_IB_MR_REG_WAIT),
+				    mr->m_rkey,
+				    jiffies_to_msecs(RDS_IB_MR_REG_WAIT),
 				    kicked ? "" : ": recovering the registration QP");
 		/* Once: a second kick could break a rebuilt, healthy QP. */
 		if (!kicked)

@@ -39,10 +39,10 @@
  * References on a struct rds_mr: the tree's, the transport's (handed to it
  * with the ->get_mr() call, dropped by the transport once the key is dead
  * in the HCA, also when the registration failed: a failed REG_MR may have
- * left a valid key), and one per message naming it (MAP/DEST).  An MR leaves the
- * tree exactly once: RDS_FREE_MR, socket close, a failed sendmsg that had
- * mapped it (->free_mr()), or the peer's message that completes an RDMA on
- * a use-once key (->unuse_mr()).  The last reference unpins the pages from
+ * left a valid key), and one per message naming it (MAP/DEST).  An MR
+ * leaves the tree exactly once: RDS_FREE_MR, socket close, a failed
+ * sendmsg that had mapped it (->free_mr()), or the peer's message that
+ * completes an RDMA on a use-once key (->unuse_mr()).  The last reference unpins the pages from
  * a work item, so any context may drop it.
  *
  * Use-once keys and delivery.  rds_recv_incoming() calls
