@@ -1316,27 +1316,16 @@ static void rds_ib_mr_reg_async_done(struct rds_ib_mr *mr, bool ok)
 	rds_ib_mr_put_ref(mr);
 }
 
-/**
- * rds_ib_mr_reg_fail - settle an MR whose REG_MR did not succeed
- * @mr: the MR, with its two holds (the user's and the key's)
- *
- * Any context.  The key state is unknown: the HCA may hold a valid key
- * for the pages.  The MR goes to recovery (md_unknown), which
- * deregisters it after the registration QP drained; the user's hold is
- * dropped here, the key's by recovery once the key is dead, and only that
- * last one DMA-unmaps the pages and gives them back (m_sg_release).
- */
-static void rds_ib_mr_reg_fail(struct rds_ib_mr *mr)
-{
-	rds_ib_mr_key_unknown(mr);
-	rds_ib_mr_put_ref(mr);
-}
-
 /*
  * The REG_MR of a synchronous registration completed: wake the waiter,
  * or, if a fatal signal made it give up (m_reg_abandoned), settle the MR
- * here as its user would have: a valid key is invalidated and released, a
- * failed one goes to recovery.
+ * here as its user would have: a valid key is invalidated and released.
+ * A failed one goes to recovery here, in the completion, whatever the
+ * waiter does: the recovery that a failed or flushed WR started drains
+ * the registration QP, and the drain ends only after this handler, so
+ * the MR is on md_unknown before recovery reaps (the key's hold then
+ * keeps the pages until the key is dead; the waiter drops only the
+ * user's).
  */
 static void rds_ib_mr_reg_sync_done(struct rds_ib_mr *mr, bool ok)
 {
@@ -1344,6 +1333,8 @@ static void rds_ib_mr_reg_sync_done(struct rds_ib_mr *mr, bool ok)
 	unsigned long flags;
 	bool abandoned;
 
+	if (!ok)
+		rds_ib_mr_key_unknown(mr);
 	xa_lock_irqsave(&md->md_keys, flags);
 	abandoned = mr->m_reg_abandoned;
 	if (!abandoned)
@@ -1356,7 +1347,7 @@ static void rds_ib_mr_reg_sync_done(struct rds_ib_mr *mr, bool ok)
 	if (ok)
 		rds_ib_mr_release(mr, true);
 	else
-		rds_ib_mr_reg_fail(mr);
+		rds_ib_mr_put_ref(mr);	/* the user's hold */
 }
 
 /**
@@ -1393,8 +1384,11 @@ static int rds_ib_mr_reg_wait(struct rds_ib_mr_dev *md, struct rds_ib_mr *mr)
 				    mr->m_rkey,
 				    jiffies_to_msecs(RDS_IB_MR_REG_WAIT),
 				    kicked ? "" : ": recovering the registration QP");
-		/* Once: a second kick could break a rebuilt, healthy QP. */
-		if (!kicked)
+		/*
+		 * Once: a second kick could break a rebuilt, healthy QP; and
+		 * not if the completion came meanwhile.
+		 */
+		if (!kicked && !completion_done(&mr->m_reg_done))
 			rds_ib_mr_qp_error(md, "REG_MR completion timed out");
 		kicked = true;
 	}
@@ -1575,10 +1569,11 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 		return ERR_PTR(ret);
 	if (mr->m_reg_status != IB_WC_SUCCESS) {
 		/*
-		 * The key may be valid: the pages stay mapped and pinned
-		 * until recovery deregistered the MR.
+		 * The key may be valid: the completion gave the MR to
+		 * recovery, and the key's hold keeps the pages mapped and
+		 * pinned until the MR is deregistered.  Drop the user's.
 		 */
-		rds_ib_mr_reg_fail(mr);
+		rds_ib_mr_put_ref(mr);
 		return ERR_PTR(-EAGAIN);
 	}
 	xa_lock_irqsave(&md->md_keys, flags);
