@@ -51,6 +51,10 @@ unsigned int rds_ib_retry_count = RDS_IB_DEFAULT_RETRY_COUNT;
 /* The RC retry_cnt field of the QP has 3 bits. */
 RDS_PARAM_UINT(rds_ib_retry_count, rds_ib_retry_count, 0, 7, 0444,
 	       " Number of hw retries before reporting an error (0..7, default 6; 7 is forever on rxe)");
+unsigned int rds_ib_ack_timeout;
+/* The RC QP's 5-bit local ACK timeout exponent; 0: rdma_cm's default. */
+RDS_PARAM_UINT(rds_ib_ack_timeout, rds_ib_ack_timeout, 0, 31, 0644,
+	       " Local ACK timeout of new connections, 4.096 us << n (0..31, default 0: rdma_cm's, about 1 s on RoCE)");
 static LIST_HEAD(rds_ib_devices);
 static DECLARE_RWSEM(rds_ib_devices_sem);
 /* Bumped when an address or a device comes or goes (rds_ib_sock_device()). */

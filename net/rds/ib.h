@@ -148,6 +148,15 @@ union rds_ib_conn_priv {
  */
 #define RDS_IB_DEFAULT_RETRY_COUNT	6
 extern unsigned int rds_ib_retry_count;
+/*
+ * Local ACK timeout of the RC QP, as the 5-bit exponent of the IB spec
+ * (4.096 us << n): how long a sender waits for an ACK before it resends.
+ * 0 leaves rdma_cm's choice (on RoCE about a second, from its packet
+ * lifetime), which makes every lost packet a stall of that length on a
+ * lossy link.  Module parameter rds_ib_ack_timeout (ours), read when a
+ * connection is set up; not used on iWARP.
+ */
+extern unsigned int rds_ib_ack_timeout;
 
 extern unsigned long rds_ib_sysctl_max_send_wr;
 extern unsigned long rds_ib_sysctl_max_recv_wr;

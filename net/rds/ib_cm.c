@@ -618,6 +618,22 @@ static int rds_ib_route_resolved(struct rds_ib_ep *ep)
 	return rdma_connect_locked(ep->e_id, &param);
 }
 
+/*
+ * QP timers of a new connection, set on its cm_id before the connect or
+ * the accept: the RNR timer, and the local ACK timeout when the
+ * administrator chose one (rds_ib_ack_timeout).  Not on iWARP.
+ */
+static void rds_ib_set_qp_timers(struct rds_ib_ep *ep, struct rdma_cm_id *id)
+{
+	unsigned int ack = READ_ONCE(rds_ib_ack_timeout);
+
+	if (ep->e_rid->rid_iwarp)
+		return;
+	rdma_set_min_rnr_timer(id, IB_RNR_TIMER_000_32);
+	if (ack)
+		rdma_set_ack_timeout(id, ack);
+}
+
 static int rds_ib_addr_resolved(struct rds_ib_ep *ep)
 {
 	int ret;
@@ -626,8 +642,7 @@ static int rds_ib_addr_resolved(struct rds_ib_ep *ep)
 	if (ret)
 		return ret;
 	rdma_set_service_type(ep->e_id, ep->e_tos);
-	if (!ep->e_rid->rid_iwarp)
-		rdma_set_min_rnr_timer(ep->e_id, IB_RNR_TIMER_000_32);
+	rds_ib_set_qp_timers(ep, ep->e_id);
 	return rdma_resolve_route(ep->e_id, RDS_IB_RESOLVE_TIMEOUT_MS);
 }
 
@@ -780,8 +795,7 @@ static int rds_ib_accept(struct rds_ib_connection *ic, struct rdma_cm_id *id,
 	rds_ib_fill_conn_param(ep, &param, &dp, version, offer,
 			       event->param.conn.responder_resources,
 			       event->param.conn.initiator_depth);
-	if (!ep->e_rid->rid_iwarp)
-		rdma_set_min_rnr_timer(id, IB_RNR_TIMER_000_32);
+	rds_ib_set_qp_timers(ep, id);
 	ret = rdma_accept(id, &param);
 	if (ret)
 		rds_ib_ep_error(ep, "rdma_accept failed");

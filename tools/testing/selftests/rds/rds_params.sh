@@ -203,6 +203,13 @@ default $W/rds_ib_atomic_force_emul N
 good $W/rds_ib_atomic_force_emul y Y
 bad $W/rds_ib_atomic_force_emul 2
 good $W/rds_ib_atomic_force_emul 0 N
+# The local ACK timeout of new connections.
+t "rds_rdma/rds_ib_ack_timeout is 0644" '[ "$(stat -c %a $W/rds_ib_ack_timeout)" = 644 ]'
+default $W/rds_ib_ack_timeout 0
+good $W/rds_ib_ack_timeout 31
+bad $W/rds_ib_ack_timeout 32
+bad $W/rds_ib_ack_timeout -1
+good $W/rds_ib_ack_timeout 0
 # The receive ring's test knobs (ib_ring.sh drives them).
 for p in rds_ib_ring_seq_start rds_ib_recv_fail_every rds_ib_recv_delay_us; do
 	t "rds_rdma/$p is 0644" '[ "$(stat -c %a $W/$p)" = 644 ]'
