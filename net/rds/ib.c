@@ -55,6 +55,12 @@ unsigned int rds_ib_ack_timeout;
 /* The RC QP's 5-bit local ACK timeout exponent; 0: rdma_cm's default. */
 RDS_PARAM_UINT(rds_ib_ack_timeout, rds_ib_ack_timeout, 0, 31, 0644,
 	       " Local ACK timeout of new connections, 4.096 us << n (0..31, default 0: rdma_cm's, about 1 s on RoCE)");
+unsigned int rds_ib_rdma_kick_ms = RDS_IB_DEFAULT_RDMA_KICK_MS;
+RDS_PARAM_UINT(rds_ib_rdma_kick_ms, rds_ib_rdma_kick_ms, 10, 600000, 0644,
+	       " ms without an RDMA completion before the QP is kicked (default 1000)");
+unsigned int rds_ib_rdma_timeout_ms = RDS_IB_DEFAULT_RDMA_TIMEOUT_MS;
+RDS_PARAM_UINT(rds_ib_rdma_timeout_ms, rds_ib_rdma_timeout_ms, 0, 3600000, 0644,
+	       " ms without an RDMA completion before the connection is dropped (0: never; default 60000)");
 static LIST_HEAD(rds_ib_devices);
 static DECLARE_RWSEM(rds_ib_devices_sem);
 /* Bumped when an address or a device comes or goes (rds_ib_sock_device()). */

@@ -157,6 +157,17 @@ extern unsigned int rds_ib_retry_count;
  * connection is set up; not used on iWARP.
  */
 extern unsigned int rds_ib_ack_timeout;
+/*
+ * RDMA op watchdog (ib_rdma.c): while RDMA ops are outstanding on an
+ * endpoint and none completed for rds_ib_rdma_kick_ms, a zero-length RDMA
+ * WRITE is posted to wake the provider's requester; with none completed for
+ * rds_ib_rdma_timeout_ms (0: never) the connection is dropped, which
+ * flushes the ops (RDS_RDMA_DROPPED) and reconnects.
+ */
+#define RDS_IB_DEFAULT_RDMA_KICK_MS	1000
+#define RDS_IB_DEFAULT_RDMA_TIMEOUT_MS	60000
+extern unsigned int rds_ib_rdma_kick_ms;
+extern unsigned int rds_ib_rdma_timeout_ms;
 
 extern unsigned long rds_ib_sysctl_max_send_wr;
 extern unsigned long rds_ib_sysctl_max_recv_wr;
@@ -241,6 +252,8 @@ struct rds_ib_statistics {
 	u64	s_ib_rdma_mr_unmap_keyed;
 	u64	s_ib_rdma_reg_timeouts;
 	u64	s_ib_rdma_reg_abandoned;
+	u64	s_ib_rdma_kicks;
+	u64	s_ib_rdma_timeouts;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);
@@ -371,6 +384,7 @@ enum {
 	RDS_IB_EP_ACK_IN_FLIGHT,/* the ACK WR is posted */
 	RDS_IB_EP_ON_DEVICE,	/* on rid_eps */
 	RDS_IB_EP_TX_FULL,	/* xmit ran out of slots or credits: kick */
+	RDS_IB_EP_KICK_IN_FLIGHT,/* the RDMA watchdog's kick WR is posted */
 };
 
 /* e_credits packs send credits (low 16 bits) and posted credits (high). */
@@ -494,6 +508,15 @@ struct rds_ib_ep {
 
 	/* RDMA and atomic WRs in flight (ib_rdma.c, ib_atomic.c) */
 	atomic_t		e_rdma_inuse;
+
+	/* RDMA op watchdog (ib_rdma.c, rds_ib_rdma_wd_worker()) */
+	atomic_t		e_rdma_posted;
+	atomic_t		e_rdma_done;
+	u32			e_wd_done;
+	unsigned long		e_wd_since;
+	struct delayed_work	e_rdma_wd;
+	struct ib_cqe		e_kick_cqe;
+	struct ib_rdma_wr	e_kick_wr;
 };
 
 /*
@@ -566,6 +589,10 @@ void rds_ib_ep_fail(struct rds_ib_ep *ep, int reason, int detail,
 	rds_ib_ep_fail(ep, RDS_DROP_WC_ERROR, (wc)->status, \
 		       ib_wc_status_msg((wc)->status))
 void rds_ib_device_drop_eps(struct rds_ib_device *rid);
+
+/* ib_rdma.c: the RDMA op watchdog */
+void rds_ib_rdma_wd_init(struct rds_ib_ep *ep);
+void rds_ib_rdma_wd_stop(struct rds_ib_ep *ep);
 
 /* ib_send.c */
 int rds_ib_send_ring_alloc(struct rds_ib_ep *ep);

@@ -141,6 +141,7 @@ static struct rds_ib_ep *rds_ib_ep_alloc(struct rds_ib_connection *ic,
 	spin_lock_init(&ep->e_ack_lock);
 	INIT_DELAYED_WORK(&ep->e_refill_work, rds_ib_refill_worker);
 	INIT_DELAYED_WORK(&ep->e_race_work, rds_ib_race_worker);
+	rds_ib_rdma_wd_init(ep);
 	atomic64_set(&ep->e_ack_next, 0);
 	atomic_set(&ep->e_credits, 0);
 	atomic_inc(&ic->ic_nr_eps);
@@ -211,8 +212,8 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	nrecv = READ_ONCE(rds_ib_sysctl_max_recv_wr);
 	nsend = min_t(unsigned long, nsend, RDS_IB_MAX_RING_USED);
 	nrecv = min_t(unsigned long, nrecv, RDS_IB_MAX_RING_USED);
-	nsend = min_t(unsigned long, nsend, rid->rid_max_wrs - 2 - rdma_sq);
-	nsend = min_t(unsigned long, nsend, rid->rid_max_cqe - 2 - rdma_sq);
+	nsend = min_t(unsigned long, nsend, rid->rid_max_wrs - 3 - rdma_sq);
+	nsend = min_t(unsigned long, nsend, rid->rid_max_cqe - 3 - rdma_sq);
 	nrecv = min_t(unsigned long, nrecv, rid->rid_max_wrs - 1);
 	nrecv = min_t(unsigned long, nrecv, rid->rid_max_cqe - 1);
 	if (nsend < 2 || nrecv < 2)
@@ -222,7 +223,8 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 
 	vector = dev->num_comp_vectors > 1 ?
 		 (int)(hash_ptr(ep->e_ic, 8) % dev->num_comp_vectors) : 0;
-	ep->e_scq = ib_alloc_cq(dev, ep, ep->e_send_nr + 2 + rdma_sq,
+	/* + the ACK WR, the drain marker and the RDMA watchdog's kick WR */
+	ep->e_scq = ib_alloc_cq(dev, ep, ep->e_send_nr + 3 + rdma_sq,
 				vector,
 				IB_POLL_SOFTIRQ);
 	if (IS_ERR(ep->e_scq)) {
@@ -240,7 +242,7 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 
 	attr.event_handler = rds_ib_qp_event;
 	attr.qp_context = ep;
-	attr.cap.max_send_wr = ep->e_send_nr + 2 + rdma_sq;
+	attr.cap.max_send_wr = ep->e_send_nr + 3 + rdma_sq;
 	attr.cap.max_recv_wr = ep->e_recv_nr + 1;
 	attr.cap.max_send_sge = min_t(u32, rid->rid_max_sge, RDS_IB_MAX_SGE);
 	attr.cap.max_recv_sge = RDS_IB_RECV_SGE;
@@ -285,6 +287,7 @@ static void rds_ib_ep_destroy(struct rds_ib_ep *ep)
 	spin_unlock_irq(&ep->e_ack_lock);
 	cancel_delayed_work_sync(&ep->e_race_work);
 	cancel_delayed_work_sync(&ep->e_refill_work);
+	rds_ib_rdma_wd_stop(ep);
 
 	if (ep->e_qp) {
 		rdma_disconnect(ep->e_id);
@@ -299,9 +302,11 @@ static void rds_ib_ep_destroy(struct rds_ib_ep *ep)
 	/*
 	 * A receive completion that ran before the drain, past its DEAD
 	 * check, may have queued the refill worker again (no memory); the
-	 * CQs are quiet now, so this cancel is the last.
+	 * CQs are quiet now, so this cancel is the last.  The same for the
+	 * RDMA watchdog, which an xmit racing the teardown may have armed.
 	 */
 	cancel_delayed_work_sync(&ep->e_refill_work);
+	rds_ib_rdma_wd_stop(ep);
 
 	/* The CQs are quiet now: release what flushes did not. */
 	rds_ib_send_ring_free(ep);

@@ -300,12 +300,159 @@ static void rds_ib_rdma_last_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	/* WARNING: Only wr_cqe and status are reliable at this point */
 	rds_ib_stats_inc(s_ib_rdma_completions);
+	atomic_inc(&ctx->rc_ep->e_rdma_done);
 	if (wc->status != IB_WC_SUCCESS)
 		rds_ib_rdma_fail(ctx, wc, "RDMA");
 	else
 		ctx->rc_last_ok = true;
 	/* ORDER: the earlier WRs of the chain completed before this one. */
 	rds_ib_rdma_ctx_put(ctx, 1);
+}
+
+/*
+ * RDMA op watchdog
+ * ================
+ *
+ * A posted op must end in a completion, success or error.  Soft-RoCE on
+ * 6.1 can leave a work request unsent for good: its requester and
+ * completer are separate tasklets, and the requester goes to sleep on
+ * "too many unacknowledged PSNs" (req.wait_psn) or "too many skbs in
+ * flight" (need_req_skb) without a lock against the completer or skb
+ * destructor that would wake it, so one of their wake-ups can be lost.
+ * With nothing left in flight there is no retransmit timer either; only
+ * the next ib_post_send() restarts it.  A READ holds its message's SEND
+ * back (rds_ib_msg_hold()), so after a READ nothing more is posted on the
+ * path until it completes, and the ACK WR behind it stays in flight:
+ * such a lost wake-up then stalls the connection for ever, silently.
+ *
+ * So, per endpoint, while ops are outstanding (e_rdma_posted !=
+ * e_rdma_done) a delayed work looks every rds_ib_rdma_kick_ms whether any
+ * completed since its last look.  After one period without a completion it
+ * posts a zero-length RDMA WRITE (no SGE; the responder checks no key for
+ * a zero-length WRITE, IBA C9-88), which costs one PSN and restarts the
+ * requester; at most one is in flight.  Not on iWARP, where the timeout
+ * alone applies.  After rds_ib_rdma_timeout_ms without a completion the
+ * endpoint is failed (drop reason "timeout", detail -ETIMEDOUT): the QP
+ * goes to error, every outstanding op completes with a flush and reports
+ * RDS_RDMA_DROPPED, and the connection is rebuilt.  Counters:
+ * ib_rdma_kicks, ib_rdma_timeouts.
+ */
+static void rds_ib_rdma_kick_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rds_ib_ep *ep = container_of(wc->wr_cqe, struct rds_ib_ep,
+					    e_kick_cqe);
+
+	/* WARNING: Only wr_cqe and status are reliable at this point */
+	clear_bit(RDS_IB_EP_KICK_IN_FLIGHT, &ep->e_flags);
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_info_ratelimited("RDS/IB: RDMA kick failed: %s\n",
+					    ib_wc_status_msg(wc->status));
+		rds_ib_ep_wc_error(ep, wc);
+	}
+}
+
+static void rds_ib_rdma_kick(struct rds_ib_ep *ep)
+{
+	unsigned long flags;
+	int ret;
+
+	if (ep->e_rid->rid_iwarp)
+		return;
+	if (test_and_set_bit(RDS_IB_EP_KICK_IN_FLIGHT, &ep->e_flags))
+		return;
+	/* ORDER: as the ACK, never posted behind the drain markers. */
+	spin_lock_irqsave(&ep->e_ack_lock, flags);
+	if (test_bit(RDS_IB_EP_DEAD, &ep->e_flags))
+		ret = -ENOTCONN;
+	else
+		ret = ib_post_send(ep->e_qp, &ep->e_kick_wr.wr, NULL);
+	spin_unlock_irqrestore(&ep->e_ack_lock, flags);
+	if (unlikely(ret)) {
+		clear_bit(RDS_IB_EP_KICK_IN_FLIGHT, &ep->e_flags);
+		if (ret != -ENOTCONN)
+			rds_ib_ep_post_error(ep, ret,
+					     "posting an RDMA kick failed");
+		return;
+	}
+	rds_ib_stats_inc(s_ib_rdma_kicks);
+}
+
+static void rds_ib_rdma_wd_worker(struct work_struct *work)
+{
+	struct rds_ib_ep *ep = container_of(to_delayed_work(work),
+					    struct rds_ib_ep, e_rdma_wd);
+	unsigned int timeout_ms = READ_ONCE(rds_ib_rdma_timeout_ms);
+	u32 done, posted;
+
+	if (!test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
+	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags) ||
+	    test_bit(RDS_IB_EP_DEAD, &ep->e_flags))
+		return;
+	done = atomic_read(&ep->e_rdma_done);
+	/* ORDER: an op counted done was counted posted before. */
+	smp_rmb();
+	posted = atomic_read(&ep->e_rdma_posted);
+	if (posted == done) {
+		/* Idle: the next post arms us again. */
+		ep->e_wd_since = 0;
+		return;
+	}
+	if (!ep->e_wd_since || done != ep->e_wd_done) {
+		ep->e_wd_done = done;
+		ep->e_wd_since = jiffies | 1;
+	} else if (timeout_ms &&
+		   time_after(jiffies, ep->e_wd_since +
+					msecs_to_jiffies(timeout_ms))) {
+		rds_ib_stats_inc(s_ib_rdma_timeouts);
+		pr_notice_ratelimited("RDS/IB: %u RDMA ops to %pI6c without a completion for %u ms: dropping the connection\n",
+				      posted - done,
+				      &ep->e_ic->ic_conn->c_faddr, timeout_ms);
+		rds_ib_ep_fail(ep, RDS_DROP_TIMEOUT, -ETIMEDOUT,
+			       "RDMA op timed out");
+		return;
+	} else {
+		rds_ib_rdma_kick(ep);
+	}
+	queue_delayed_work(rds_ib_wq, &ep->e_rdma_wd,
+			   msecs_to_jiffies(READ_ONCE(rds_ib_rdma_kick_ms)));
+}
+
+/* An op was posted: make sure the watchdog looks (no-op if pending). */
+static void rds_ib_rdma_wd_arm(struct rds_ib_ep *ep)
+{
+	if (!test_bit(RDS_IB_EP_DEAD, &ep->e_flags))
+		queue_delayed_work(rds_ib_wq, &ep->e_rdma_wd,
+				   msecs_to_jiffies(READ_ONCE(rds_ib_rdma_kick_ms)));
+}
+
+/**
+ * rds_ib_rdma_wd_init - set up an endpoint's RDMA watchdog and kick WR
+ * @ep: new endpoint
+ */
+void rds_ib_rdma_wd_init(struct rds_ib_ep *ep)
+{
+	INIT_DELAYED_WORK(&ep->e_rdma_wd, rds_ib_rdma_wd_worker);
+	atomic_set(&ep->e_rdma_posted, 0);
+	atomic_set(&ep->e_rdma_done, 0);
+	ep->e_kick_cqe.done = rds_ib_rdma_kick_done;
+	ep->e_kick_wr.wr.wr_cqe = &ep->e_kick_cqe;
+	ep->e_kick_wr.wr.opcode = IB_WR_RDMA_WRITE;
+	ep->e_kick_wr.wr.send_flags = IB_SEND_SIGNALED;
+	ep->e_kick_wr.wr.num_sge = 0;
+	ep->e_kick_wr.remote_addr = 0;
+	ep->e_kick_wr.rkey = 0;
+}
+
+/**
+ * rds_ib_rdma_wd_stop - stop an endpoint's RDMA watchdog
+ * @ep: endpoint marked RDS_IB_EP_DEAD
+ *
+ * Process context.  Called before the drain and again after it.
+ */
+void rds_ib_rdma_wd_stop(struct rds_ib_ep *ep)
+{
+	cancel_delayed_work_sync(&ep->e_rdma_wd);
 }
 
 /**
@@ -428,9 +575,14 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	hold = ctx->rc_hold;
 	if (hold)
 		rds_ib_msg_hold(rm);
+	/* Counted before the post: the last completion may come first. */
+	atomic_inc(&ep->e_rdma_posted);
 	ret = ib_post_send(ep->e_qp, &wrs[0].wr, &bad_wr);
 	if (unlikely(ret)) {
 		unsigned int posted = 0;
+
+		/* The last WR is never posted then: the op is not outstanding. */
+		atomic_inc(&ep->e_rdma_done);
 
 		/*
 		 * The WRs before @bad_wr were posted and complete (flushed,
@@ -448,6 +600,7 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	}
 	rds_ib_stats_add(s_ib_rdma_wrs, nwr);
 	rds_ib_stats_inc(s_ib_rdma_ops);
+	rds_ib_rdma_wd_arm(ep);
 	return hold ? -EAGAIN : 0;
 }
 

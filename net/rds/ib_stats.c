@@ -89,6 +89,8 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_rdma_mr_unmap_keyed",
 	"ib_rdma_reg_timeouts",
 	"ib_rdma_reg_abandoned",
+	"ib_rdma_kicks",
+	"ib_rdma_timeouts",
 };
 
 static_assert(ARRAY_SIZE(rds_ib_stat_names) * sizeof(u64) ==

@@ -769,6 +769,11 @@ TEST_F_TIMEOUT(st, rdma, DEADLINE + 120)
 				failed = 1;
 			}
 	TH_LOG("%u operations notified, %u RDS_RDMA_SUCCESS", sum_ops, sum_ok);
+	/* The RDMA op watchdog's work (rds.rst, RDMA op watchdog). */
+#define WD_CMD "rds-info -c 2>/dev/null | grep -E 'ib_rdma_(kicks|timeouts)' | tr -s ' \\n' ' '"
+	run_cmd(WD_CMD, tmp, sizeof(tmp));
+	run_cmd("rds-peer -t 20 1 \"" WD_CMD "\" 2>&1", out, sizeof(out));
+	TH_LOG("watchdog: node 0: %s; node 1: %s", tmp, out);
 	if (failed) {
 		/* What the stacks think of it, for the log. */
 		run_cmd("rds-info -v 2>&1 | head -c 6000", out, sizeof(out));

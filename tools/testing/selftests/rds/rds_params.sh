@@ -210,6 +210,18 @@ good $W/rds_ib_ack_timeout 31
 bad $W/rds_ib_ack_timeout 32
 bad $W/rds_ib_ack_timeout -1
 good $W/rds_ib_ack_timeout 0
+# The RDMA op watchdog.
+for p in rds_ib_rdma_kick_ms rds_ib_rdma_timeout_ms; do
+	t "rds_rdma/$p is 0644" '[ "$(stat -c %a $W/$p)" = 644 ]'
+done
+default $W/rds_ib_rdma_kick_ms 1000
+bad $W/rds_ib_rdma_kick_ms 9
+bad $W/rds_ib_rdma_kick_ms 600001
+good $W/rds_ib_rdma_kick_ms 1000
+default $W/rds_ib_rdma_timeout_ms 60000
+good $W/rds_ib_rdma_timeout_ms 0
+bad $W/rds_ib_rdma_timeout_ms 3600001
+good $W/rds_ib_rdma_timeout_ms 60000
 # The receive ring's test knobs (ib_ring.sh drives them).
 for p in rds_ib_ring_seq_start rds_ib_recv_fail_every rds_ib_recv_delay_us; do
 	t "rds_rdma/$p is 0644" '[ "$(stat -c %a $W/$p)" = 644 ]'
