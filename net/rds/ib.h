@@ -593,6 +593,7 @@ void rds_ib_device_drop_eps(struct rds_ib_device *rid);
 /* ib_rdma.c: the RDMA op watchdog */
 void rds_ib_rdma_wd_init(struct rds_ib_ep *ep);
 void rds_ib_rdma_wd_stop(struct rds_ib_ep *ep);
+void rds_ib_rdma_wd_arm(struct rds_ib_ep *ep);
 
 /* ib_send.c */
 int rds_ib_send_ring_alloc(struct rds_ib_ep *ep);

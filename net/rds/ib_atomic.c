@@ -190,10 +190,16 @@ static int rds_ib_atomic_post(struct rds_ib_atomic_ctx *ac)
 	const struct ib_send_wr *bad_wr;
 	int ret;
 
+	/* The RDMA op watchdog counts atomics too, before the post. */
+	atomic_inc(&ac->ac_ep->e_rdma_posted);
 	ret = ib_post_send(ac->ac_ep->e_qp, &ac->ac_wr.wr, &bad_wr);
-	if (!ret)
-		rds_ib_stats_inc(s_ib_atomic_wrs);
-	return ret;
+	if (ret) {
+		atomic_inc(&ac->ac_ep->e_rdma_done);
+		return ret;
+	}
+	rds_ib_stats_inc(s_ib_atomic_wrs);
+	rds_ib_rdma_wd_arm(ac->ac_ep);
+	return 0;
 }
 
 /* Emulation step: CMP_AND_SWP(guess, f(guess)). */
@@ -255,6 +261,7 @@ static void rds_ib_atomic_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	/* WARNING: Only wr_cqe and status are reliable at this point */
 	rds_ib_stats_inc(s_ib_atomic_completions);
+	atomic_inc(&ep->e_rdma_done);
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_info_ratelimited("RDS/IB: atomic to %pI6c failed: %s\n",

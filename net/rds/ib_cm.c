@@ -204,7 +204,8 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	sge = max(sge, 1U);
 	rdma_sq = 2 * DIV_ROUND_UP((RDS_MAX_MSG_SIZE >> PAGE_SHIFT) + 1, sge);
 	rdma_sq = max_t(unsigned int, rdma_sq, RDS_IB_RDMA_SQ);
-	if (rdma_sq + 4 > rid->rid_max_wrs || rdma_sq + 4 > rid->rid_max_cqe)
+	/* + the send ring's 2, the ACK, the drain marker, the watchdog kick */
+	if (rdma_sq + 5 > rid->rid_max_wrs || rdma_sq + 5 > rid->rid_max_cqe)
 		rdma_sq = RDS_IB_RDMA_SQ;
 	ep->e_rdma_sq = rdma_sq;
 

@@ -330,8 +330,9 @@ static void rds_ib_rdma_last_done(struct ib_cq *cq, struct ib_wc *wc)
  * completed since its last look.  After one period without a completion it
  * posts a zero-length RDMA WRITE (no SGE; the responder checks no key for
  * a zero-length WRITE, IBA C9-88), which costs one PSN and restarts the
- * requester; at most one is in flight.  Not on iWARP, where the timeout
- * alone applies.  After rds_ib_rdma_timeout_ms without a completion the
+ * requester; at most one is in flight.  Only on soft-RoCE (rxe), whose
+ * race this is; elsewhere the timeout alone applies.  Atomics (ib_atomic.c)
+ * count as ops too.  After rds_ib_rdma_timeout_ms without a completion the
  * endpoint is failed (drop reason "timeout", detail -ETIMEDOUT): the QP
  * goes to error, every outstanding op completes with a flush and reports
  * RDS_RDMA_DROPPED, and the connection is rebuilt.  Counters:
@@ -357,7 +358,8 @@ static void rds_ib_rdma_kick(struct rds_ib_ep *ep)
 	unsigned long flags;
 	int ret;
 
-	if (ep->e_rid->rid_iwarp)
+	/* The lost wake-up is soft-RoCE's: elsewhere the timeout alone. */
+	if (ep->e_rid->rid_dev->ops.driver_id != RDMA_DRIVER_RXE)
 		return;
 	if (test_and_set_bit(RDS_IB_EP_KICK_IN_FLIGHT, &ep->e_flags))
 		return;
@@ -419,7 +421,7 @@ static void rds_ib_rdma_wd_worker(struct work_struct *work)
 }
 
 /* An op was posted: make sure the watchdog looks (no-op if pending). */
-static void rds_ib_rdma_wd_arm(struct rds_ib_ep *ep)
+void rds_ib_rdma_wd_arm(struct rds_ib_ep *ep)
 {
 	if (!test_bit(RDS_IB_EP_DEAD, &ep->e_flags))
 		queue_delayed_work(rds_ib_wq, &ep->e_rdma_wd,
