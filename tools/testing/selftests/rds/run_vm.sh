@@ -175,9 +175,9 @@ cp "$modb/src/net/rds/rds.ko" "$modb/src/net/rds/rds_rdma.ko" "$root/lib/rds/our
 cp "$modb/splat/rds_selftest_warn.ko" "$root/tests/"
 cp "$runlist" "$root/tests/run.list"
 # Test programs that other tests drive (ib_msg for the .sh recovery tests,
-# rdma_ops for rdma_useonce, rds_stress for ib_ring.sh) go in whether or
-# not they were selected.
-for name in $(cut -d' ' -f1 "$runlist") ib_msg rdma_ops rds_stress; do
+# rdma_ops for rdma_useonce, rds_stress for ib_ring.sh, rds_netem and
+# rdma_stress for ib_lossy.sh) go in whether or not they were selected.
+for name in $(cut -d' ' -f1 "$runlist") ib_msg rdma_ops rds_stress rds_netem rdma_stress; do
 	for d in "$testb" "$tsrc" "$here/vm"; do
 		[ -x "$d/$name" ] && [ -f "$d/$name" ] && { cp "$d/$name" "$root/tests/"; break; }
 	done
@@ -193,9 +193,11 @@ unpack_ko() { # FILE DEST
 	esac
 }
 if [ "$kernel" != debug ]; then
-	# The base modules of the Debian kernel: virtio NIC, rxe, rdma_cm.
+	# The base modules of the Debian kernel: virtio NIC, rxe, rdma_cm, and
+	# netem for the lossy-link test (ib_lossy.sh; the debug kernel has no
+	# netem, and that test skips there).
 	modprobe -S "$kver" --show-depends -a virtio_pci virtio_net crc32_generic \
-		rdma_rxe rdma_cm 2>/dev/null | awk '$1 == "insmod" && !s[$2]++ { print $2 }' |
+		rdma_rxe rdma_cm sch_netem 2>/dev/null | awk '$1 == "insmod" && !s[$2]++ { print $2 }' |
 	while read -r m; do
 		bn=$(basename "$m"); bn=${bn%.xz}; bn=${bn%.zst}
 		unpack_ko "$m" "$root/lib/modules-base/$bn"
