@@ -7,9 +7,9 @@
 # delay, each alone, then combined) netem goes on the data link's egress
 # of both nodes (rds_netem; node 1's through rds-peer), then:
 #   - rds_stress peer4 and peer4_reverse: LOSSY_MSGS messages (default
-#     2000) from node 0 to node 1, then as many back, content-checked and
+#     250) from node 0 to node 1, then as many back, content-checked and
 #     hashed per flow, exact counts (no loss, no duplicate, in order);
-#   - rdma_stress ipv4: LOSSY_OPS RDMA ops (default 400, both directions
+#   - rdma_stress ipv4: LOSSY_OPS RDMA ops (default 64, both directions
 #     at once, every LOSSY_READ_EVERY-th a READ, default 4) into use-once
 #     keys, content checked by the key owner, every notification counted
 #     and RDS_RDMA_SUCCESS;
@@ -54,8 +54,8 @@ for p in rds_netem rds_stress rdma_stress; do
 done
 dataif=$(dataif_of "$la") || { echo "1..0 # SKIP no data link"; exit 4; }
 
-MSGS=${LOSSY_MSGS:-2000}
-OPS=${LOSSY_OPS:-400}
+MSGS=${LOSSY_MSGS:-250}
+OPS=${LOSSY_OPS:-64}
 READ_EVERY=${LOSSY_READ_EVERY:-4}
 STEP=${LOSSY_STEP:-150}
 DEADLINE=${LOSSY_DEADLINE:-540}
@@ -195,7 +195,7 @@ while IFS='|' read -r name args <&3; do
 		base=$total
 		ratio=1.0
 	else
-		ratio=$(awk -v t="$total" -v b="$base" 'BEGIN { printf "%.1f", b > 0 ? t / b : 0 }')
+		ratio=$(awk -v t="$total" -v b="$base" 'BEGIN { printf "%.1f", (b > 0 ? t / b : 0) }')
 	fi
 	echo "# $name: messages $(secs $tm) s, rdma $(secs $tr) s, total $(secs $total) s (${ratio}x)${args:+; netem $args}"
 	echo "#   counters: ${d:-no change}"
