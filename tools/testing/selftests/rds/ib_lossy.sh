@@ -160,6 +160,12 @@ jitter|delay 2000 jitter 1500
 
 echo "1..$(echo "$mixes" | wc -l)"
 echo "# data link $dataif; $MSGS messages each way, $OPS RDMA ops (every $READ_EVERY-th a READ) per mix"
+# Warm-up, not timed: the connection is set up here, not in the lossless
+# run (it is shared by every run: one per address pair).
+run_tool /tmp/lossy.msg env RDS_STRESS_MSGS=20 ./rds_stress -v peer4
+echo "# warm-up: messages $(secs $took) s (status $trc)"
+run_tool /tmp/lossy.rdma env RDMA_STRESS_OPS=8 RDMA_STRESS_READ_EVERY="$READ_EVERY" ./rdma_stress -v ipv4
+echo "# warm-up: rdma $(secs $took) s (status $trc)"
 n=0
 fail=0
 base=
