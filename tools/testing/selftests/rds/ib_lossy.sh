@@ -153,7 +153,7 @@ mixes='lossless|
 loss5|loss 5
 corrupt5|corrupt 5
 dup5|duplicate 5
-reorder25|reorder 25 delay 1000
+reorder10|reorder 10 delay 1000
 jitter|delay 2000 jitter 1500
 5/2/2+reorder+jitter|loss 5 corrupt 2 duplicate 2 reorder 10 delay 1000 jitter 500
 10/5/5+reorder+jitter|loss 10 corrupt 5 duplicate 5 reorder 10 delay 1000 jitter 500'
