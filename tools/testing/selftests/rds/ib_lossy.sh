@@ -115,7 +115,7 @@ delta() { # BEFORE AFTER: "name+delta ..." of what changed
 # The kill of a tool at its bound leaves its forks behind, here and there.
 reap() {
 	for d in /proc/[0-9]*; do
-		c=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)
+		c=$( { tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null)
 		case "$c" in
 		./rds_stress*|/tests/rds_stress*|./rdma_stress*|/tests/rdma_stress*)
 			kill -KILL "${d#/proc/}" 2>/dev/null ;;
