@@ -187,18 +187,23 @@ static u64 rds_ib_atomic_result(struct rds_ib_atomic_ctx *ac)
 
 static int rds_ib_atomic_post(struct rds_ib_atomic_ctx *ac)
 {
+	struct rds_ib_ep *ep = ac->ac_ep;
 	const struct ib_send_wr *bad_wr;
 	int ret;
 
-	/* The RDMA op watchdog counts atomics too, before the post. */
-	atomic_inc(&ac->ac_ep->e_rdma_posted);
-	ret = ib_post_send(ac->ac_ep->e_qp, &ac->ac_wr.wr, &bad_wr);
+	/*
+	 * The RDMA op watchdog counts atomics too, before the post.  ORDER:
+	 * @ac may be completed and freed before ib_post_send() returns; only
+	 * @ep (alive while we may post on it) is used after the post.
+	 */
+	atomic_inc(&ep->e_rdma_posted);
+	ret = ib_post_send(ep->e_qp, &ac->ac_wr.wr, &bad_wr);
 	if (ret) {
-		atomic_inc(&ac->ac_ep->e_rdma_done);
+		atomic_inc(&ep->e_rdma_done);
 		return ret;
 	}
 	rds_ib_stats_inc(s_ib_atomic_wrs);
-	rds_ib_rdma_wd_arm(ac->ac_ep);
+	rds_ib_rdma_wd_arm(ep);
 	return 0;
 }
 
