@@ -314,7 +314,8 @@ static void rds_ib_rdma_last_done(struct ib_cq *cq, struct ib_wc *wc)
  * ================
  *
  * A posted op must end in a completion, success or error.  Soft-RoCE on
- * 6.1 can leave a work request unsent for good: its requester and
+ * 6.1 once left RDMA work requests unsent for good (not reproduced since;
+ * the cause below is read in its source, not proven): its requester and
  * completer are separate tasklets, and the requester goes to sleep on
  * "too many unacknowledged PSNs" (req.wait_psn) or "too many skbs in
  * flight" (need_req_skb) without a lock against the completer or skb
