@@ -164,6 +164,8 @@ extern unsigned int rds_ib_ack_timeout;
  * rds_ib_rdma_timeout_ms (0: never) the connection is dropped, which
  * flushes the ops (RDS_RDMA_DROPPED) and reconnects.
  */
+/* Send queue entries beyond the rings: the ACK WR, the drain marker, the kick */
+#define RDS_IB_SQ_EXTRA			3
 #define RDS_IB_DEFAULT_RDMA_KICK_MS	1000
 #define RDS_IB_DEFAULT_RDMA_TIMEOUT_MS	60000
 extern unsigned int rds_ib_rdma_kick_ms;

@@ -204,8 +204,9 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	sge = max(sge, 1U);
 	rdma_sq = 2 * DIV_ROUND_UP((RDS_MAX_MSG_SIZE >> PAGE_SHIFT) + 1, sge);
 	rdma_sq = max_t(unsigned int, rdma_sq, RDS_IB_RDMA_SQ);
-	/* + the send ring's 2, the ACK, the drain marker, the watchdog kick */
-	if (rdma_sq + 5 > rid->rid_max_wrs || rdma_sq + 5 > rid->rid_max_cqe)
+	/* + the smallest send ring (2) and the entries beyond the rings */
+	if (rdma_sq + 2 + RDS_IB_SQ_EXTRA > rid->rid_max_wrs ||
+	    rdma_sq + 2 + RDS_IB_SQ_EXTRA > rid->rid_max_cqe)
 		rdma_sq = RDS_IB_RDMA_SQ;
 	ep->e_rdma_sq = rdma_sq;
 
@@ -213,8 +214,10 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	nrecv = READ_ONCE(rds_ib_sysctl_max_recv_wr);
 	nsend = min_t(unsigned long, nsend, RDS_IB_MAX_RING_USED);
 	nrecv = min_t(unsigned long, nrecv, RDS_IB_MAX_RING_USED);
-	nsend = min_t(unsigned long, nsend, rid->rid_max_wrs - 3 - rdma_sq);
-	nsend = min_t(unsigned long, nsend, rid->rid_max_cqe - 3 - rdma_sq);
+	nsend = min_t(unsigned long, nsend,
+		      rid->rid_max_wrs - RDS_IB_SQ_EXTRA - rdma_sq);
+	nsend = min_t(unsigned long, nsend,
+		      rid->rid_max_cqe - RDS_IB_SQ_EXTRA - rdma_sq);
 	nrecv = min_t(unsigned long, nrecv, rid->rid_max_wrs - 1);
 	nrecv = min_t(unsigned long, nrecv, rid->rid_max_cqe - 1);
 	if (nsend < 2 || nrecv < 2)
@@ -224,8 +227,8 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 
 	vector = dev->num_comp_vectors > 1 ?
 		 (int)(hash_ptr(ep->e_ic, 8) % dev->num_comp_vectors) : 0;
-	/* + the ACK WR, the drain marker and the RDMA watchdog's kick WR */
-	ep->e_scq = ib_alloc_cq(dev, ep, ep->e_send_nr + 3 + rdma_sq,
+	ep->e_scq = ib_alloc_cq(dev, ep,
+				ep->e_send_nr + RDS_IB_SQ_EXTRA + rdma_sq,
 				vector,
 				IB_POLL_SOFTIRQ);
 	if (IS_ERR(ep->e_scq)) {
@@ -243,7 +246,7 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 
 	attr.event_handler = rds_ib_qp_event;
 	attr.qp_context = ep;
-	attr.cap.max_send_wr = ep->e_send_nr + 3 + rdma_sq;
+	attr.cap.max_send_wr = ep->e_send_nr + RDS_IB_SQ_EXTRA + rdma_sq;
 	attr.cap.max_recv_wr = ep->e_recv_nr + 1;
 	attr.cap.max_send_sge = min_t(u32, rid->rid_max_sge, RDS_IB_MAX_SGE);
 	attr.cap.max_recv_sge = RDS_IB_RECV_SGE;
