@@ -179,6 +179,12 @@ extern int rds_ib_sysctl_flow_control;
 
 /* Posted receive credits worth an ACK of their own (in-tree: 16). */
 #define RDS_IB_CREDIT_ACK_THRESH	16
+/*
+ * Written into a receive slot's header buffer when the slot is posted: no
+ * sender uses this sequence number, so a completion whose header still
+ * carries it was never written by the HCA (rds_ib_recv_done_fn()).
+ */
+#define RDS_IB_RX_HDR_POISON		cpu_to_be64(U64_MAX)
 /* Receive buffers reposted in one ib_post_recv() chain. */
 #define RDS_IB_RECV_BATCH		16
 
@@ -256,6 +262,7 @@ struct rds_ib_statistics {
 	u64	s_ib_rdma_reg_abandoned;
 	u64	s_ib_rdma_kicks;
 	u64	s_ib_rdma_timeouts;
+	u64	s_ib_rx_stale_header;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);

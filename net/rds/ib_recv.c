@@ -249,6 +249,23 @@ void rds_ib_recv_ring_free(struct rds_ib_ep *ep)
 	ep->e_recv_hdrs = NULL;
 }
 
+/*
+ * Mark slot @idx's header buffer as not yet written (RDS_IB_RX_HDR_POISON):
+ * a completion that finds the mark was not filled by the HCA, and its slot's
+ * page and header are those of an earlier message.
+ */
+static void rds_ib_recv_poison_hdr(struct rds_ib_ep *ep, u32 idx)
+{
+	struct ib_device *dev = ep->e_rid->rid_dev;
+	u64 hdr_dma = ep->e_recv_hdrs_dma + idx * sizeof(struct rds_header);
+
+	ib_dma_sync_single_for_cpu(dev, hdr_dma, sizeof(struct rds_header),
+				   DMA_FROM_DEVICE);
+	ep->e_recv_hdrs[idx].h_sequence = RDS_IB_RX_HDR_POISON;
+	ib_dma_sync_single_for_device(dev, hdr_dma, sizeof(struct rds_header),
+				      DMA_FROM_DEVICE);
+}
+
 /**
  * rds_ib_recv_refill - post receive buffers until the ring is full
  * @ep: endpoint
@@ -309,6 +326,9 @@ int rds_ib_recv_refill(struct rds_ib_ep *ep, gfp_t gfp)
 				break;
 			}
 			rs = &ep->e_recvs[ep->e_recv_head_idx];
+			/* The free part of the ring holds no page. */
+			WARN_ON_ONCE(rs->rs_page);
+			rds_ib_recv_poison_hdr(ep, ep->e_recv_head_idx);
 			rs->rs_page = pages[i];
 			rs->rs_dma = dma;
 			rs->rs_sge[1].addr = dma;
@@ -551,6 +571,20 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 
+	if (unlikely(hdr.h_sequence == RDS_IB_RX_HDR_POISON)) {
+		/*
+		 * The HCA completed the slot without writing its header: what
+		 * the slot holds belongs to an earlier message.  Deliver
+		 * nothing; the reconnect retransmits what was not ACKed.
+		 */
+		rds_ib_stats_inc(s_ib_rx_stale_header);
+		pr_warn_ratelimited("RDS/IB: receive slot %u completed with an unwritten header (%u bytes, ring %u..%u)\n",
+				    idx, wc->byte_len, ep->e_recv_tail,
+				    ep->e_recv_head);
+		rds_ib_frag_put(page);
+		rds_ib_ep_proto_error(ep, "receive completion without a header");
+		return;
+	}
 	if (!rds_header_csum_ok(&hdr)) {
 		rds_stats_inc(s_recv_drop_bad_checksum);
 		rds_ib_frag_put(page);
