@@ -263,6 +263,7 @@ struct rds_ib_statistics {
 	u64	s_ib_rdma_kicks;
 	u64	s_ib_rdma_timeouts;
 	u64	s_ib_rx_stale_header;
+	u64	s_ib_rx_stale_seq;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);
@@ -504,6 +505,7 @@ struct rds_ib_ep {
 	atomic_t		e_credits;
 
 	/* receive side */
+	u64			e_rx_last_seq;	/* of a first fragment */
 	u32			e_recv_nr;
 	struct rds_ib_recv_slot	*e_recvs;
 	struct rds_header	*e_recv_hdrs;

@@ -66,6 +66,7 @@ struct percpu_counter rds_ib_rx_allocated;
 unsigned int rds_ib_ring_seq_start;
 static unsigned int rds_ib_recv_fail_every;
 static unsigned int rds_ib_recv_delay_us;
+static unsigned int rds_ib_recv_replay_every;
 
 /*
  * Test knobs (0644, ours; 0 = off), validated like every parameter:
@@ -76,7 +77,10 @@ static unsigned int rds_ib_recv_delay_us;
  *                          fails, so the refill worker and the reserve run;
  *  rds_ib_recv_delay_us    the completion handler busy-waits this long
  *                          after handing a slot back, widening any window
- *                          in which a refill on another CPU could reuse it.
+ *                          in which a refill on another CPU could reuse it;
+ *  rds_ib_recv_replay_every every Nth first fragment of a message is seen
+ *                          with the sequence number of the one before, as
+ *                          if the transport had delivered that again.
  */
 RDS_PARAM_UINT(rds_ib_ring_seq_start, rds_ib_ring_seq_start, 0, UINT_MAX,
 	       0644,
@@ -86,7 +90,11 @@ RDS_PARAM_UINT(rds_ib_recv_fail_every, rds_ib_recv_fail_every, 0, 1000000,
 	       " Test: fail every Nth atomic allocation of the receive completion path (0..1000000, default 0: never)");
 RDS_PARAM_UINT(rds_ib_recv_delay_us, rds_ib_recv_delay_us, 0, 1000, 0644,
 	       " Test: wait this long after a receive slot is handed back (0..1000 us, default 0)");
+RDS_PARAM_UINT(rds_ib_recv_replay_every, rds_ib_recv_replay_every, 0, 1000000,
+	       0644,
+	       " Test: every Nth received message repeats the previous sequence number (0..1000000, default 0: never)");
 static atomic_t rds_ib_recv_fail_count = ATOMIC_INIT(0);
+static atomic_t rds_ib_recv_replay_count = ATOMIC_INIT(0);
 
 static bool rds_ib_recv_inject_fail(gfp_t gfp)
 {
@@ -485,6 +493,36 @@ static bool rds_ib_process_frag(struct rds_ib_ep *ep,
 	return true;
 }
 
+/*
+ * Is @hdr, the first fragment of a message, newer than the messages the
+ * peer sent before on this connection?  rds.ko numbers messages in the
+ * order it queues and sends them, and a connection never sees a message
+ * twice except as a retransmission after a reconnect (flagged
+ * RDS_FLAG_RETRANSMITTED, which rds.ko drops when it is old); congestion
+ * map updates carry sequence 0.  Anything else going back is an earlier
+ * message sent again by the transport (seen on rxe 6.1 under RNR retries),
+ * and the message it replaced may be lost: the caller drops the connection
+ * so that the peer retransmits what we have not acknowledged.
+ * Receive completion context (the only user of e_rx_last_seq).
+ */
+static bool rds_ib_rx_seq_ok(struct rds_ib_ep *ep, const struct rds_header *hdr)
+{
+	u64 seq = be64_to_cpu(hdr->h_sequence);
+	unsigned int every = READ_ONCE(rds_ib_recv_replay_every);
+
+	if (!seq ||
+	    (hdr->h_flags & (RDS_FLAG_RETRANSMITTED | RDS_FLAG_CONG_BITMAP)))
+		return true;
+	if (unlikely(every) && ep->e_rx_last_seq &&
+	    (unsigned int)atomic_inc_return(&rds_ib_recv_replay_count) %
+	    every == 0)
+		seq = ep->e_rx_last_seq;	/* test: a replay */
+	if (seq <= ep->e_rx_last_seq)
+		return false;
+	ep->e_rx_last_seq = seq;
+	return true;
+}
+
 /**
  * rds_ib_recv_done_fn - receive completion
  * @cq: receive CQ (cq_context is the endpoint)
@@ -589,6 +627,20 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 		rds_stats_inc(s_recv_drop_bad_checksum);
 		rds_ib_frag_put(page);
 		rds_ib_ep_proto_error(ep, "header checksum mismatch");
+		return;
+	}
+
+	/* A first data fragment (not an ACK) must not go back in sequence. */
+	if (!ep->e_recv_inc && (hdr.h_sport || hdr.h_dport ||
+				byte_len > sizeof(hdr)) &&
+	    unlikely(!rds_ib_rx_seq_ok(ep, &hdr))) {
+		rds_ib_stats_inc(s_ib_rx_stale_seq);
+		pr_warn_ratelimited("RDS/IB: message %llu from %pI6c after %llu: the transport delivered an earlier message again\n",
+				    be64_to_cpu(hdr.h_sequence),
+				    &ep->e_ic->ic_conn->c_faddr,
+				    ep->e_rx_last_seq);
+		rds_ib_frag_put(page);
+		rds_ib_ep_proto_error(ep, "message sequence went back");
 		return;
 	}
 

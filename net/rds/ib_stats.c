@@ -92,6 +92,7 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_rdma_kicks",
 	"ib_rdma_timeouts",
 	"ib_rx_stale_header",
+	"ib_rx_stale_seq",
 };
 
 static_assert(ARRAY_SIZE(rds_ib_stat_names) * sizeof(u64) ==

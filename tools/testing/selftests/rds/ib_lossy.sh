@@ -158,7 +158,22 @@ jitter|delay 2000 jitter 1500
 5/2/2+reorder+jitter|loss 5 corrupt 2 duplicate 2 reorder 10 delay 1000 jitter 500
 10/5/5+reorder+jitter|loss 10 corrupt 5 duplicate 5 reorder 10 delay 1000 jitter 500'
 
+# LOSSY_PARAMS=P=V,P=V...: reload our modules on both nodes with these
+# rds_rdma parameters (rds_ib_ack_timeout, rds_ib_retry_count), so every
+# connection of the run uses them.
+if [ -n "${LOSSY_PARAMS:-}" ]; then
+	at="rds-mods unload && rds-mods load ours $(echo "$LOSSY_PARAMS" | tr , " ")"
+	{ sh -c "$at" && rds-peer -t 60 1 "$at"; } >/tmp/lossy.at 2>&1 ||
+		{ echo "1..0 # loading with $LOSSY_PARAMS failed: $(cat /tmp/lossy.at)"; exit 1; }
+fi
+qp_params() {
+	for p in rds_ib_ack_timeout rds_ib_retry_count; do
+		printf '%s=%s ' $p "$(cat /sys/module/rds_rdma/parameters/$p 2>/dev/null)"
+	done
+}
+
 echo "1..$(echo "$mixes" | wc -l)"
+echo "# QP parameters: $(qp_params)"
 echo "# data link $dataif; $MSGS messages each way, $OPS RDMA ops (every $READ_EVERY-th a READ) per mix"
 # Warm-up, not timed: the connection is set up here, not in the lossless
 # run (it is shared by every run: one per address pair).

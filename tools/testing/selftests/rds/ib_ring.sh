@@ -8,7 +8,12 @@
 #     with the ring sequence numbers starting just below the 2^32 wrap
 #     (rds_ib_ring_seq_start), so every connection's rings wrap during the
 #     traffic;
-#  2. the same small rings with the refill worker forced to run during the
+#  2. the same small rings with every 500th received message made to look
+#     like a repeat of the one before (rds_ib_recv_replay_every), as a
+#     transport delivering an earlier message again would: the receive
+#     integrity check drops the connection and the retransmission after the
+#     reconnect delivers what was not acknowledged, exactly once;
+#  3. the same small rings with the refill worker forced to run during the
 #     traffic (rds_ib_recv_fail_every: every 2nd atomic allocation of the
 #     receive completion path fails) while the completion handler waits
 #     after handing each slot back (rds_ib_recv_delay_us), on 2 vCPUs,
@@ -21,6 +26,10 @@
 # once, in order, with its content.  The case ends with an unload on both
 # nodes, which warns (and fails the run) if a receive page is still
 # accounted (max_recv_allocation), and kmemleak runs on the debug kernel.
+# ib_rx_stale_header and ib_rx_stale_seq (a receive completed with a
+# header the HCA never wrote, or an earlier message delivered again: see
+# rds.rst, Receive integrity checks) must stay 0 on both nodes outside
+# case 2.
 la=$RDS_LOCAL_ADDR
 pa=$RDS_PEER_ADDR
 [ -n "$la" ] && [ -n "$pa" ] || { echo "1..0 # SKIP no cluster"; exit 4; }
@@ -78,12 +87,32 @@ unload_both() {
 counter() { # NAME: our IB counter on this node
 	rds-info -c 2>/dev/null | awk -v n="$1" '$1 == n { print $2 }'
 }
+peer_counter() { # NAME: the same on node 1
+	rds-peer -t 20 1 "rds-info -c" 2>/dev/null | awk -v n="$1" '$1 == n { print $2 }'
+}
 
-echo "1..6"
+# The receive side's counters of both nodes, as a TAP comment.
+ring_counters() {
+	echo "# node 0: $(for c in ib_rx_refill_from_thread ib_rx_inc_reserve_used conn_reset recv_drop_old_seq ib_rx_ring_empty ib_rx_stale_header ib_rx_stale_seq; do printf '%s=%s ' $c "$(counter $c)"; done)"
+	echo "# node 1: ib_rx_stale_header=$(peer_counter ib_rx_stale_header) ib_rx_stale_seq=$(peer_counter ib_rx_stale_seq)"
+}
+no_stale() {
+	for c in ib_rx_stale_header ib_rx_stale_seq; do
+		[ "$(counter $c)" = 0 ] && [ "$(peer_counter $c)" = 0 ] || return 1
+	done
+}
+
+echo "1..9"
 t "wrap: small rings, sequences start at 2^32 - 4096" \
 	'setup "rds_ib_ring_seq_start=4294963200"'
-t "wrap: $msgs hashed messages each way, in order, exactly once" 'stress'
+t "wrap: $msgs hashed messages each way, in order, exactly once" \
+	'stress; r=$?; ring_counters; [ $r = 0 ] && no_stale'
 t "wrap: unload on both nodes (no page left accounted)" 'unload_both'
+t "replay: every 500th message seen as a repeat of the one before" \
+	'setup "rds_ib_recv_replay_every=500"'
+t "replay: detected, connection rebuilt, $msgs messages each way exactly once" \
+	'stress; r=$?; ring_counters; [ $r = 0 ] && [ "$(counter ib_rx_stale_seq)" -gt 0 ] && [ "$(peer_counter ib_rx_stale_seq)" -gt 0 ] && [ "$(counter ib_rx_stale_header)" = 0 ]'
+t "replay: unload on both nodes (no page left accounted)" 'unload_both'
 # Case 2 only with IB_RING_REFILL=1: on stock it delivered a message with
 # another flow's payload in 1 of 2 full checks on 2026-12-05 (no reconnect;
 # cause open, see tests.txt), so it is not in `make check` until found.
@@ -99,7 +128,7 @@ t "refill race: small rings, refill worker forced, slot window widened" \
 	'setup "rds_ib_ring_seq_start=0 rds_ib_recv_fail_every=2 rds_ib_recv_delay_us=1000"'
 flip_start
 t "refill race: $msgs hashed messages each way, in order, exactly once" \
-	'stress && { c=$(counter ib_rx_refill_from_thread); echo "# ib_rx_refill_from_thread=$c ib_rx_inc_reserve_used=$(counter ib_rx_inc_reserve_used) conn_reset=$(counter conn_reset) recv_drop_old_seq=$(counter recv_drop_old_seq) ib_rx_ring_empty=$(counter ib_rx_ring_empty)"; [ "${c:-0}" -gt 0 ]; }'
+	'stress; r=$?; ring_counters; [ $r = 0 ] && [ "$(counter ib_rx_refill_from_thread)" -gt 0 ] && no_stale'
 flip_stop
 t "refill race: unload on both nodes (no page left accounted)" 'unload_both'
 fi

@@ -223,7 +223,8 @@ good $W/rds_ib_rdma_timeout_ms 0
 bad $W/rds_ib_rdma_timeout_ms 3600001
 good $W/rds_ib_rdma_timeout_ms 60000
 # The receive ring's test knobs (ib_ring.sh drives them).
-for p in rds_ib_ring_seq_start rds_ib_recv_fail_every rds_ib_recv_delay_us; do
+for p in rds_ib_ring_seq_start rds_ib_recv_fail_every rds_ib_recv_delay_us \
+	 rds_ib_recv_replay_every; do
 	t "rds_rdma/$p is 0644" '[ "$(stat -c %a $W/$p)" = 644 ]'
 	default $W/$p 0
 done
@@ -237,6 +238,9 @@ good $W/rds_ib_recv_fail_every 0
 good $W/rds_ib_recv_delay_us 1000
 bad $W/rds_ib_recv_delay_us 1001
 good $W/rds_ib_recv_delay_us 0
+good $W/rds_ib_recv_replay_every 1000000
+bad $W/rds_ib_recv_replay_every 1000001
+good $W/rds_ib_recv_replay_every 0
 # The key cool-down's test knob (rdma_keyreuse drives it).
 t "rds_rdma/rds_ib_mr_park_every is 0644" '[ "$(stat -c %a $W/rds_ib_mr_park_every)" = 644 ]'
 default $W/rds_ib_mr_park_every 0
