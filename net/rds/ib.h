@@ -449,8 +449,10 @@ struct rds_ib_connection;
  * @e_credits: flow control credits (RDS_IB_*_CREDITS)
  * @e_recv_nr: receive ring size
  * @e_recvs: receive ring
- * @e_recv_hdrs: one DMA-mapped header per receive slot
+ * @e_recv_hdrs: one DMA-mapped header per receive slot, e_recv_hdr_stride
+ *	bytes apart (rds_ib_recv_hdr())
  * @e_recv_hdrs_dma: their DMA address (contiguous)
+ * @e_recv_hdr_stride: a header rounded up to the DMA cache alignment
  * @e_recv_lock: serialises refills (completion vs worker) and every
  *	update of @e_recv_head, @e_recv_tail and @e_recv_head_idx
  * @e_recv_head: ring sequence of the next slot to post (e_recv_lock)
@@ -508,8 +510,9 @@ struct rds_ib_ep {
 	u64			e_rx_last_seq;	/* of a first fragment */
 	u32			e_recv_nr;
 	struct rds_ib_recv_slot	*e_recvs;
-	struct rds_header	*e_recv_hdrs;
+	void			*e_recv_hdrs;
 	u64			e_recv_hdrs_dma;
+	u32			e_recv_hdr_stride;
 	spinlock_t		e_recv_lock;
 	u32			e_recv_head;
 	u32			e_recv_tail;

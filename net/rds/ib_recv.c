@@ -45,6 +45,18 @@
  * the connection too.  The payload is never copied here: the pages go to
  * rds.ko with the message and are copied once, by ->inc_copy_to_user().
  *
+ * Integrity checks.  RC promises each completed receive was written once,
+ * in order; two cheap checks turn a device that breaks it into a reconnect
+ * instead of a wrong delivery.  A slot's header buffer is marked when the
+ * slot is posted (RDS_IB_RX_HDR_POISON; the buffers are mapped
+ * bidirectionally, one DMA cache alignment apart), and a completion that
+ * still finds the mark was never written.  The first fragment of a message
+ * must carry a sequence number above the last one on this connection
+ * unless it is a retransmission or a congestion update
+ * (rds_ib_rx_seq_ok()): going back means an earlier message was delivered
+ * again.  Either drops the connection, so the peer retransmits what we
+ * have not acknowledged.
+ *
  * ACK processing.  Every header carries the peer's ACK (rds_send_drop_acked()
  * when it advances) and possibly credits.  A completed message's sequence
  * becomes our ACK to send; ACK_REQUIRED asks for it to go out now (see
@@ -185,8 +197,18 @@ int rds_ib_recv_ring_alloc(struct rds_ib_ep *ep)
 {
 	struct ib_device *dev = ep->e_rid->rid_dev;
 	u32 lkey = ep->e_rid->rid_pd->local_dma_lkey;
-	size_t hlen = sizeof(struct rds_header) * ep->e_recv_nr;
+	size_t hlen;
 	u32 i;
+
+	/*
+	 * The CPU writes a slot's header (the poison) while the HCA may be
+	 * writing its neighbour's: on a non-coherent platform they must not
+	 * share a cache line, and the mapping is bidirectional so that the
+	 * write reaches a bounce buffer too (swiotlb).
+	 */
+	ep->e_recv_hdr_stride = ALIGN(sizeof(struct rds_header),
+				      dma_get_cache_alignment());
+	hlen = (size_t)ep->e_recv_hdr_stride * ep->e_recv_nr;
 
 	ep->e_recvs = kvcalloc(ep->e_recv_nr, sizeof(*ep->e_recvs),
 			       GFP_KERNEL);
@@ -194,7 +216,7 @@ int rds_ib_recv_ring_alloc(struct rds_ib_ep *ep)
 	if (!ep->e_recvs || !ep->e_recv_hdrs)
 		return -ENOMEM;
 	ep->e_recv_hdrs_dma = ib_dma_map_single(dev, ep->e_recv_hdrs, hlen,
-						DMA_FROM_DEVICE);
+						DMA_BIDIRECTIONAL);
 	if (ib_dma_mapping_error(dev, ep->e_recv_hdrs_dma)) {
 		ep->e_recv_hdrs_dma = 0;
 		return -ENOMEM;
@@ -207,7 +229,7 @@ int rds_ib_recv_ring_alloc(struct rds_ib_ep *ep)
 		rs->rs_wr.sg_list = rs->rs_sge;
 		rs->rs_wr.num_sge = RDS_IB_RECV_SGE;
 		rs->rs_sge[0].addr = ep->e_recv_hdrs_dma +
-				     i * sizeof(struct rds_header);
+				     i * ep->e_recv_hdr_stride;
 		rs->rs_sge[0].length = sizeof(struct rds_header);
 		rs->rs_sge[0].lkey = lkey;
 		rs->rs_sge[1].length = RDS_FRAG_SIZE;
@@ -249,12 +271,18 @@ void rds_ib_recv_ring_free(struct rds_ib_ep *ep)
 	}
 	if (dev && ep->e_recv_hdrs_dma)
 		ib_dma_unmap_single(dev, ep->e_recv_hdrs_dma,
-				    sizeof(struct rds_header) * ep->e_recv_nr,
-				    DMA_FROM_DEVICE);
+				    (size_t)ep->e_recv_hdr_stride *
+				    ep->e_recv_nr, DMA_BIDIRECTIONAL);
 	kvfree(ep->e_recvs);
 	kfree(ep->e_recv_hdrs);
 	ep->e_recvs = NULL;
 	ep->e_recv_hdrs = NULL;
+}
+
+/* Slot @idx's header buffer. */
+static struct rds_header *rds_ib_recv_hdr(struct rds_ib_ep *ep, u32 idx)
+{
+	return ep->e_recv_hdrs + (size_t)idx * ep->e_recv_hdr_stride;
 }
 
 /*
@@ -265,13 +293,13 @@ void rds_ib_recv_ring_free(struct rds_ib_ep *ep)
 static void rds_ib_recv_poison_hdr(struct rds_ib_ep *ep, u32 idx)
 {
 	struct ib_device *dev = ep->e_rid->rid_dev;
-	u64 hdr_dma = ep->e_recv_hdrs_dma + idx * sizeof(struct rds_header);
+	u64 hdr_dma = ep->e_recv_hdrs_dma + idx * ep->e_recv_hdr_stride;
 
 	ib_dma_sync_single_for_cpu(dev, hdr_dma, sizeof(struct rds_header),
-				   DMA_FROM_DEVICE);
-	ep->e_recv_hdrs[idx].h_sequence = RDS_IB_RX_HDR_POISON;
+				   DMA_BIDIRECTIONAL);
+	rds_ib_recv_hdr(ep, idx)->h_sequence = RDS_IB_RX_HDR_POISON;
 	ib_dma_sync_single_for_device(dev, hdr_dma, sizeof(struct rds_header),
-				      DMA_FROM_DEVICE);
+				      DMA_BIDIRECTIONAL);
 }
 
 /**
@@ -327,15 +355,18 @@ int rds_ib_recv_refill(struct rds_ib_ep *ep, gfp_t gfp)
 			struct rds_ib_recv_slot *rs;
 			u64 dma;
 
+			rs = &ep->e_recvs[ep->e_recv_head_idx];
+			/* The free part of the ring holds no page. */
+			if (WARN_ON_ONCE(rs->rs_page)) {
+				ret = -EIO;
+				break;
+			}
 			dma = ib_dma_map_page(dev, pages[i], 0, RDS_FRAG_SIZE,
 					      DMA_FROM_DEVICE);
 			if (ib_dma_mapping_error(dev, dma)) {
 				ret = -ENOMEM;
 				break;
 			}
-			rs = &ep->e_recvs[ep->e_recv_head_idx];
-			/* The free part of the ring holds no page. */
-			WARN_ON_ONCE(rs->rs_page);
 			rds_ib_recv_poison_hdr(ep, ep->e_recv_head_idx);
 			rs->rs_page = pages[i];
 			rs->rs_dma = dma;
@@ -363,6 +394,8 @@ int rds_ib_recv_refill(struct rds_ib_ep *ep, gfp_t gfp)
 		}
 		spin_unlock_bh(&ep->e_recv_lock);
 		rds_ib_advertise_credits(ep, i);
+		if (ret == -EIO)
+			rds_ib_ep_error(ep, "receive ring slot still in use");
 free_rest:
 		for (; i < n; i++)
 			if (pages[i])
@@ -557,13 +590,14 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 		ib_dma_unmap_page(dev, rs->rs_dma, RDS_FRAG_SIZE,
 				  DMA_FROM_DEVICE);
 	if (likely(wc->status == IB_WC_SUCCESS && page)) {
-		u64 hdr_dma = ep->e_recv_hdrs_dma + idx * sizeof(hdr);
+		u64 hdr_dma = ep->e_recv_hdrs_dma +
+			      idx * ep->e_recv_hdr_stride;
 
 		ib_dma_sync_single_for_cpu(dev, hdr_dma, sizeof(hdr),
-					   DMA_FROM_DEVICE);
-		memcpy(&hdr, &ep->e_recv_hdrs[idx], sizeof(hdr));
+					   DMA_BIDIRECTIONAL);
+		memcpy(&hdr, rds_ib_recv_hdr(ep, idx), sizeof(hdr));
 		ib_dma_sync_single_for_device(dev, hdr_dma, sizeof(hdr),
-					      DMA_FROM_DEVICE);
+					      DMA_BIDIRECTIONAL);
 	}
 	/* Now a refill, here or on another CPU, may post the slot again. */
 	spin_lock(&ep->e_recv_lock);
@@ -617,8 +651,8 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 		 */
 		rds_ib_stats_inc(s_ib_rx_stale_header);
 		pr_warn_ratelimited("RDS/IB: receive slot %u completed with an unwritten header (%u bytes, ring %u..%u)\n",
-				    idx, wc->byte_len, ep->e_recv_tail,
-				    ep->e_recv_head);
+				    idx, wc->byte_len, READ_ONCE(ep->e_recv_tail),
+				    READ_ONCE(ep->e_recv_head));
 		rds_ib_frag_put(page);
 		rds_ib_ep_proto_error(ep, "receive completion without a header");
 		return;

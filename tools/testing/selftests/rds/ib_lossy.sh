@@ -77,6 +77,13 @@ netem_off() {
 cleanup() {
 	netem_off >/tmp/lossy.cleanup 2>&1 ||
 		{ echo "# taking netem off failed:"; sed 's/^/#   /' /tmp/lossy.cleanup; }
+	# Later tests get the modules' defaults again.
+	if [ -n "${LOSSY_PARAMS:-}" ]; then
+		reap
+		d="rds-mods unload && rds-mods load ours"
+		{ sh -c "$d" && rds-peer -t 60 1 "$d"; } >/tmp/lossy.cleanup 2>&1 ||
+			{ echo "# reloading the modules failed:"; sed 's/^/#   /' /tmp/lossy.cleanup; }
+	fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
