@@ -508,6 +508,10 @@ struct rds_ib_ep {
 
 	/* receive side */
 	u64			e_rx_last_seq;	/* of a first fragment */
+	/* rds_ib_recv_replay_every (test): the message to replay */
+	struct page		*e_replay_page;
+	struct rds_header	e_replay_hdr;
+	u32			e_replay_len;
 	u32			e_recv_nr;
 	struct rds_ib_recv_slot	*e_recvs;
 	void			*e_recv_hdrs;

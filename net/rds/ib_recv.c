@@ -90,9 +90,9 @@ static unsigned int rds_ib_recv_replay_every;
  *  rds_ib_recv_delay_us    the completion handler busy-waits this long
  *                          after handing a slot back, widening any window
  *                          in which a refill on another CPU could reuse it;
- *  rds_ib_recv_replay_every every Nth first fragment of a message is seen
- *                          with the sequence number of the one before, as
- *                          if the transport had delivered that again.
+ *  rds_ib_recv_replay_every every Nth new message is dropped and the
+ *                          last one-fragment message is received again in
+ *                          its place (rds_ib_recv_replay()).
  */
 RDS_PARAM_UINT(rds_ib_ring_seq_start, rds_ib_ring_seq_start, 0, UINT_MAX,
 	       0644,
@@ -104,7 +104,7 @@ RDS_PARAM_UINT(rds_ib_recv_delay_us, rds_ib_recv_delay_us, 0, 1000, 0644,
 	       " Test: wait this long after a receive slot is handed back (0..1000 us, default 0)");
 RDS_PARAM_UINT(rds_ib_recv_replay_every, rds_ib_recv_replay_every, 0, 1000000,
 	       0644,
-	       " Test: every Nth received message repeats the previous sequence number (0..1000000, default 0: never)");
+	       " Test: every Nth received message is replaced by an earlier one (0..1000000, default 0: never)");
 static atomic_t rds_ib_recv_fail_count = ATOMIC_INIT(0);
 static atomic_t rds_ib_recv_replay_count = ATOMIC_INIT(0);
 
@@ -256,6 +256,10 @@ void rds_ib_recv_ring_free(struct rds_ib_ep *ep)
 	if (ep->e_recv_inc) {
 		rds_inc_put(&ep->e_recv_inc->ii_inc);
 		ep->e_recv_inc = NULL;
+	}
+	if (ep->e_replay_page) {
+		put_page(ep->e_replay_page);
+		ep->e_replay_page = NULL;
 	}
 	if (ep->e_recvs) {
 		for (i = 0; i < ep->e_recv_nr; i++) {
@@ -541,19 +545,55 @@ static bool rds_ib_process_frag(struct rds_ib_ep *ep,
 static bool rds_ib_rx_seq_ok(struct rds_ib_ep *ep, const struct rds_header *hdr)
 {
 	u64 seq = be64_to_cpu(hdr->h_sequence);
-	unsigned int every = READ_ONCE(rds_ib_recv_replay_every);
 
 	if (!seq ||
 	    (hdr->h_flags & (RDS_FLAG_RETRANSMITTED | RDS_FLAG_CONG_BITMAP)))
 		return true;
-	if (unlikely(every) && ep->e_rx_last_seq &&
-	    (unsigned int)atomic_inc_return(&rds_ib_recv_replay_count) %
-	    every == 0)
-		seq = ep->e_rx_last_seq;	/* test: a replay */
 	if (seq <= ep->e_rx_last_seq)
 		return false;
 	ep->e_rx_last_seq = seq;
 	return true;
+}
+
+/*
+ * Test (rds_ib_recv_replay_every): act as a transport that delivers an
+ * earlier message again in the place of a new one, the failure the
+ * sequence check is for.  The last one-fragment message is kept (its
+ * header and a reference to its page); every Nth first fragment of a new
+ * message is dropped and a copy of the kept one takes its place.
+ */
+static void rds_ib_recv_replay(struct rds_ib_ep *ep, struct rds_header *hdr,
+			       struct page **page, u32 *byte_len)
+{
+	unsigned int every = READ_ONCE(rds_ib_recv_replay_every);
+	u32 len = be32_to_cpu(hdr->h_len);
+	struct page *copy;
+
+	if (ep->e_recv_inc || (!hdr->h_sport && !hdr->h_dport) ||
+	    (hdr->h_flags & (RDS_FLAG_RETRANSMITTED | RDS_FLAG_CONG_BITMAP)))
+		return;
+	if (every && ep->e_replay_page &&
+	    (unsigned int)atomic_inc_return(&rds_ib_recv_replay_count) %
+	    every == 0) {
+		copy = rds_ib_frag_get(GFP_ATOMIC);
+		if (!copy)
+			return;
+		memcpy(page_address(copy), page_address(ep->e_replay_page),
+		       ep->e_replay_len - sizeof(*hdr));
+		rds_ib_frag_put(*page);		/* the new message is lost */
+		*page = copy;
+		*hdr = ep->e_replay_hdr;
+		*byte_len = ep->e_replay_len;
+		return;
+	}
+	if (len && len <= RDS_FRAG_SIZE && *byte_len == sizeof(*hdr) + len) {
+		if (ep->e_replay_page)
+			put_page(ep->e_replay_page);
+		get_page(*page);
+		ep->e_replay_page = *page;
+		ep->e_replay_hdr = *hdr;
+		ep->e_replay_len = *byte_len;
+	}
 }
 
 /**
@@ -663,6 +703,9 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 		rds_ib_ep_proto_error(ep, "header checksum mismatch");
 		return;
 	}
+
+	if (unlikely(READ_ONCE(rds_ib_recv_replay_every)))
+		rds_ib_recv_replay(ep, &hdr, &page, &byte_len);
 
 	/* A first data fragment (not an ACK) must not go back in sequence. */
 	if (!ep->e_recv_inc && (hdr.h_sport || hdr.h_dport ||

@@ -8,11 +8,11 @@
 #     with the ring sequence numbers starting just below the 2^32 wrap
 #     (rds_ib_ring_seq_start), so every connection's rings wrap during the
 #     traffic;
-#  2. the same small rings with every 500th received message made to look
-#     like a repeat of the one before (rds_ib_recv_replay_every), as a
-#     transport delivering an earlier message again would: the receive
-#     integrity check drops the connection and the retransmission after the
-#     reconnect delivers what was not acknowledged, exactly once;
+#  2. the same small rings with every 500th received message dropped and
+#     an earlier one received again in its place (rds_ib_recv_replay_every),
+#     what rxe did once in case 3: the receive integrity check drops the
+#     connection and the retransmission after the reconnect delivers what
+#     was not acknowledged, exactly once;
 #  3. the same small rings with the refill worker forced to run during the
 #     traffic (rds_ib_recv_fail_every: every 2nd atomic allocation of the
 #     receive completion path fails) while the completion handler waits
@@ -108,7 +108,7 @@ t "wrap: small rings, sequences start at 2^32 - 4096" \
 t "wrap: $msgs hashed messages each way, in order, exactly once" \
 	'stress; r=$?; ring_counters; [ $r = 0 ] && no_stale'
 t "wrap: unload on both nodes (no page left accounted)" 'unload_both'
-t "replay: every 500th message seen as a repeat of the one before" \
+t "replay: every 500th message replaced by an earlier one" \
 	'setup "rds_ib_recv_replay_every=500"'
 t "replay: detected, connection rebuilt, $msgs messages each way exactly once" \
 	'stress; r=$?; ring_counters; [ $r = 0 ] && [ "$(counter ib_rx_stale_seq)" -gt 0 ] && [ "$(peer_counter ib_rx_stale_seq)" -gt 0 ] &&
