@@ -753,10 +753,20 @@ struct rds_mr {
 	struct user_struct	*r_user;
 };
 
+/*
+ * The contract between rds.ko and a transport module, bumped whenever an
+ * op's meaning changes while its prototype does not (2: ->get_mr() takes
+ * over the caller's page pin).  rds_trans_register() refuses a transport
+ * built for another one; the t_abi field also changes the structure's
+ * layout, so module versioning refuses the older pairs at load time.
+ */
+#define RDS_TRANSPORT_ABI	2
+
 /**
  * struct rds_transport - what a transport provides to rds.ko
  * @t_name: name shown by SO_RDS_TRANSPORT users and RDS_INFO
  * @t_type: RDS_TRANS_IB, RDS_TRANS_TCP, ... (uapi values)
+ * @t_abi: RDS_TRANSPORT_ABI the transport was built for
  * @t_owner: module that implements it; pinned while sockets use it
  * @t_item: entry in the transport list (rds.ko)
  * @laddr_check: 0 if this transport can bind @addr, -EADDRNOTAVAIL otherwise
@@ -888,6 +898,7 @@ struct rds_mr {
 struct rds_transport {
 	char			t_name[16];
 	unsigned int		t_type;
+	unsigned int		t_abi;
 	struct module		*t_owner;
 	struct list_head	t_item;
 

@@ -29,13 +29,19 @@ static DECLARE_RWSEM(rds_trans_sem);
  * rds_trans_register - make a transport available to sockets
  * @trans: the transport; t_type must be unique
  *
- * Return: 0, or %-EEXIST when a transport of that type is registered.
+ * Return: 0, %-EINVAL when it was built for another RDS_TRANSPORT_ABI, or
+ * %-EEXIST when a transport of that type is registered.
  */
 int rds_trans_register(struct rds_transport *trans)
 {
 	struct rds_transport *t;
 	int ret = 0;
 
+	if (trans->t_abi != RDS_TRANSPORT_ABI) {
+		pr_err("RDS: %.16s transport built for transport ABI %u, rds.ko has %u: rebuild both modules together\n",
+		       trans->t_name, trans->t_abi, RDS_TRANSPORT_ABI);
+		return -EINVAL;
+	}
 	down_write(&rds_trans_sem);
 	list_for_each_entry(t, &rds_transports, t_item) {
 		if (t->t_type == trans->t_type) {
