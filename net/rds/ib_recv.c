@@ -297,7 +297,7 @@ static struct rds_header *rds_ib_recv_hdr(struct rds_ib_ep *ep, u32 idx)
 static void rds_ib_recv_poison_hdr(struct rds_ib_ep *ep, u32 idx)
 {
 	struct ib_device *dev = ep->e_rid->rid_dev;
-	u64 hdr_dma = ep->e_recv_hdrs_dma + idx * ep->e_recv_hdr_stride;
+	u64 hdr_dma = ep->e_recvs[idx].rs_sge[0].addr;
 
 	ib_dma_sync_single_for_cpu(dev, hdr_dma, sizeof(struct rds_header),
 				   DMA_BIDIRECTIONAL);
@@ -530,6 +530,12 @@ static bool rds_ib_process_frag(struct rds_ib_ep *ep,
 	return true;
 }
 
+/* A header with no ports and no data only carries an ACK and credits. */
+static bool rds_ib_ack_only(const struct rds_header *hdr, u32 data_len)
+{
+	return !hdr->h_sport && !hdr->h_dport && !data_len;
+}
+
 /*
  * Is @hdr, the first fragment of a message, newer than the messages the
  * peer sent before on this connection?  rds.ko numbers messages in the
@@ -560,7 +566,8 @@ static bool rds_ib_rx_seq_ok(struct rds_ib_ep *ep, const struct rds_header *hdr)
  * earlier message again in the place of a new one, the failure the
  * sequence check is for.  The last one-fragment message is kept (its
  * header and a reference to its page); every Nth first fragment of a new
- * message is dropped and a copy of the kept one takes its place.
+ * message is dropped and a copy of the kept one takes its place.  Called
+ * for first data fragments only.
  */
 static void rds_ib_recv_replay(struct rds_ib_ep *ep, struct rds_header *hdr,
 			       struct page **page, u32 *byte_len)
@@ -569,8 +576,7 @@ static void rds_ib_recv_replay(struct rds_ib_ep *ep, struct rds_header *hdr,
 	u32 len = be32_to_cpu(hdr->h_len);
 	struct page *copy;
 
-	if (ep->e_recv_inc || (!hdr->h_sport && !hdr->h_dport) ||
-	    (hdr->h_flags & (RDS_FLAG_RETRANSMITTED | RDS_FLAG_CONG_BITMAP)))
+	if (hdr->h_flags & (RDS_FLAG_RETRANSMITTED | RDS_FLAG_CONG_BITMAP))
 		return;
 	if (every && ep->e_replay_page &&
 	    (unsigned int)atomic_inc_return(&rds_ib_recv_replay_count) %
@@ -630,8 +636,7 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 		ib_dma_unmap_page(dev, rs->rs_dma, RDS_FRAG_SIZE,
 				  DMA_FROM_DEVICE);
 	if (likely(wc->status == IB_WC_SUCCESS && page)) {
-		u64 hdr_dma = ep->e_recv_hdrs_dma +
-			      idx * ep->e_recv_hdr_stride;
+		u64 hdr_dma = rs->rs_sge[0].addr;
 
 		ib_dma_sync_single_for_cpu(dev, hdr_dma, sizeof(hdr),
 					   DMA_BIDIRECTIONAL);
@@ -704,21 +709,21 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 
-	if (unlikely(READ_ONCE(rds_ib_recv_replay_every)))
-		rds_ib_recv_replay(ep, &hdr, &page, &byte_len);
-
 	/* A first data fragment (not an ACK) must not go back in sequence. */
-	if (!ep->e_recv_inc && (hdr.h_sport || hdr.h_dport ||
-				byte_len > sizeof(hdr)) &&
-	    unlikely(!rds_ib_rx_seq_ok(ep, &hdr))) {
-		rds_ib_stats_inc(s_ib_rx_stale_seq);
-		pr_warn_ratelimited("RDS/IB: message %llu from %pI6c after %llu: the transport delivered an earlier message again\n",
-				    be64_to_cpu(hdr.h_sequence),
-				    &ep->e_ic->ic_conn->c_faddr,
-				    ep->e_rx_last_seq);
-		rds_ib_frag_put(page);
-		rds_ib_ep_proto_error(ep, "message sequence went back");
-		return;
+	if (!ep->e_recv_inc &&
+	    !rds_ib_ack_only(&hdr, byte_len - sizeof(hdr))) {
+		if (unlikely(READ_ONCE(rds_ib_recv_replay_every)))
+			rds_ib_recv_replay(ep, &hdr, &page, &byte_len);
+		if (unlikely(!rds_ib_rx_seq_ok(ep, &hdr))) {
+			rds_ib_stats_inc(s_ib_rx_stale_seq);
+			pr_warn_ratelimited("RDS/IB: message %llu from %pI6c after %llu: the transport delivered an earlier message again\n",
+					    be64_to_cpu(hdr.h_sequence),
+					    &ep->e_ic->ic_conn->c_faddr,
+					    ep->e_rx_last_seq);
+			rds_ib_frag_put(page);
+			rds_ib_ep_proto_error(ep, "message sequence went back");
+			return;
+		}
 	}
 
 	ack = be64_to_cpu(hdr.h_ack);
@@ -730,7 +735,7 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 		rds_ib_send_add_credits(ep, hdr.h_credit);
 
 	byte_len -= sizeof(hdr);
-	if (!hdr.h_sport && !hdr.h_dport && !byte_len) {
+	if (rds_ib_ack_only(&hdr, byte_len)) {
 		rds_ib_stats_inc(s_ib_ack_received);
 		rds_ib_frag_put(page);
 	} else if (!rds_ib_process_frag(ep, &hdr, page, byte_len, &nomem)) {

@@ -29,18 +29,9 @@
 la=$RDS_LOCAL_ADDR
 pa=$RDS_PEER_ADDR
 
-# The netdev holding ADDR (the data link under rxe0).
-dataif_of() {
-	for d in /sys/class/net/*; do
-		d=$(basename "$d")
-		ip -4 addr show dev "$d" 2>/dev/null | grep -q "inet $1/" && { echo "$d"; return 0; }
-	done
-	return 1
-}
-
 case "$1" in
 flap|devcycle|restore)
-	d=$(dataif_of "$2") || { echo "no device with $2" >&2; exit 2; }
+	d=$(rds-dataif "$2") || { echo "no device with $2" >&2; exit 2; }
 	case "$1" in
 	flap)
 		ip link set dev "$d" down && sleep "$3" && ip link set dev "$d" up ;;

@@ -32,17 +32,8 @@
 la=$RDS_LOCAL_ADDR
 pa=$RDS_PEER_ADDR
 
-# The netdev holding ADDR (the data link under rxe0).
-dataif_of() {
-	for d in /sys/class/net/*; do
-		d=$(basename "$d")
-		ip -4 addr show dev "$d" 2>/dev/null | grep -q "inet $1/" && { echo "$d"; return 0; }
-	done
-	return 1
-}
-
 if [ "$1" = netem ]; then
-	d=$(dataif_of "$2") || { echo "no device with $2" >&2; exit 2; }
+	d=$(rds-dataif "$2") || { echo "no device with $2" >&2; exit 2; }
 	shift 2
 	exec /tests/rds_netem "$d" "$@"
 fi
@@ -52,7 +43,7 @@ cd /tests || exit 1
 for p in rds_netem rds_stress rdma_stress; do
 	[ -x ./$p ] || { echo "1..0 # SKIP $p missing"; exit 4; }
 done
-dataif=$(dataif_of "$la") || { echo "1..0 # SKIP no data link"; exit 4; }
+dataif=$(rds-dataif "$la") || { echo "1..0 # SKIP no data link"; exit 4; }
 
 MSGS=${LOSSY_MSGS:-250}
 OPS=${LOSSY_OPS:-64}

@@ -23,11 +23,7 @@ peer_echo() {
 peer_quit() { ./ib_msg quit "$la" "$pa" 4000; }
 quick() { ./ib_msg quick "$la" "$pa" 4000 90; }
 # The netdev under rxe0 (the data link carries 192.0.2.x).
-dataif=
-for d in /sys/class/net/*; do
-	ip -4 addr show dev "$(basename "$d")" 2>/dev/null | grep -q "inet $la/" &&
-		dataif=$(basename "$d")
-done
+dataif=$(rds-dataif "$la")
 
 fc() { # VALUE: net.rds.ib.flow_control on both nodes
 	echo "$1" > /proc/sys/net/rds/ib/flow_control &&

@@ -60,11 +60,7 @@ ping_until_ok() { # SECONDS: ping until one is answered
 	done
 	return 1
 }
-dataif=
-for d in /sys/class/net/*; do
-	ip -4 addr show dev "$(basename "$d")" 2>/dev/null | grep -q "inet $la/" &&
-		dataif=$(basename "$d")
-done
+dataif=$(rds-dataif "$la")
 
 echo "1..24"
 missing=

@@ -166,7 +166,7 @@ root=$work/root
 mkdir -p "$root"/{bin,lib/modules-base,lib/rds/ours,tests,usr/bin}
 cp /bin/busybox "$root/bin/busybox"
 cp "$here/vm/init" "$root/init"
-for f in rds-peer rds-mods rds-reboot rds-shutdown rds-reap; do
+for f in rds-peer rds-mods rds-reboot rds-shutdown rds-reap rds-dataif; do
 	cp "$here/vm/$f" "$root/usr/bin/$f"
 done
 cp "$b/rdsvm" "$b/rds_demo" "$b/jsoncheck" "$root/usr/bin/"
