@@ -5,7 +5,13 @@
 #   make modules_install install them under /lib/modules/<ver>/updates
 #   make check           all tests (builds, sparse, W=1, VM tiers); KERNEL= one tier
 #   make demo            two-node QEMU cluster demonstration
-#   make bench           rds-bench on the cluster: ours vs Debian's in-tree modules
+#   make bench           rds-bench on the cluster, interleaved rounds of ours,
+#                        Debian's in-tree modules and raw verbs (perftest on
+#                        rxe): one table of medians (min..max) with ratios to
+#                        raw and in-tree, counts per op (wire packets, CQ
+#                        events, ACKs), build/bench/bench.json and bench.svg;
+#                        KERNEL=stock|6.12, RDS_BENCH_ROUNDS (3),
+#                        RDS_BENCH_SECONDS (2 per test)
 #   make fuzz            rds_fuzz on the cluster for FUZZ_SECONDS (default 600),
 #                        KERNEL= the tier (default debug), FUZZ_SEED= a seed
 #   make clean

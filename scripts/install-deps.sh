@@ -3,6 +3,8 @@
 #
 # Install, with apt, whatever the build and the VM tests need and is missing.
 # Idempotent: does nothing (and needs no network) when everything is there.
+# perftest and ibverbs-providers are the raw verbs ceilings of make bench
+# (copied into its guests), gnuplot-nox draws its chart.
 #
 # Kernel versions are pinned here, never taken from the host's uname -r: the
 # stock tier is Debian 12's linux-image-amd64 (6.1), the 6.12 tier Debian 12's
@@ -21,6 +23,7 @@ pkgs=(
 	"linux-image-$K61" "linux-headers-$K61"
 	"linux-image-$K612" "linux-headers-$K612"
 	linux-source-6.1 linux-source-6.12
+	perftest ibverbs-providers gnuplot-nox
 )
 
 missing=()

@@ -5,7 +5,8 @@
 #
 #   run_vm.sh [--kernel stock|6.12|debug] [--nodes N]
 #             [--peer-mods ours|intree|ours3] [--keep] [--expect-splat]
-#             [--no-build] [--src DIR] [--show] [TEST...]
+#             [--no-build] [--src DIR] [--show] [--perftest]
+#             [--env VAR=VALUE]... [--limit SECONDS] [TEST...]
 #
 # Builds our modules for the kernel, the test binaries and the guest helper,
 # packs one initramfs, boots N nodes in parallel (node 0 runs the tests, the
@@ -16,6 +17,11 @@
 #
 # The modules and tests are built from a copy of the work tree (or of
 # --src DIR, e.g. an export of a commit).
+#
+# --perftest adds Debian's perftest (ib_send_lat, ib_write_bw, ib_read_bw,
+# ib_atomic_bw) with libibverbs and the rxe provider to the initramfs (make
+# bench); --env puts VAR=VALUE in every selected test's environment (after
+# its tests.txt words) and --limit replaces every selected test's limit.
 #
 # Output: one line per test ("ok"/"not ok"/"skip"), then a summary line
 # "N passed, N failed, N skipped".  A splat (WARNING, BUG, KASAN, UBSAN,
@@ -38,6 +44,9 @@ expect_splat=0
 build=1
 src=
 show=0
+perftest=0
+extra_env=()
+limit_all=
 tests=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -48,8 +57,15 @@ while [ $# -gt 0 ]; do
 	--expect-splat) expect_splat=1; shift ;;
 	--no-build) build=0; shift ;;
 	--show) show=1; shift ;;
+	--perftest) perftest=1; shift ;;
+	--env)
+		case "$2" in *=*) ;; *) echo "run_vm.sh: --env VAR=VALUE" >&2; exit 2 ;; esac
+		extra_env+=("$2"); shift 2 ;;
+	--limit)
+		case "$2" in ''|*[!0-9]*) echo "run_vm.sh: --limit SECONDS" >&2; exit 2 ;; esac
+		limit_all=$2; shift 2 ;;
 	--src) src=$(cd "$2" && pwd) || exit 2; shift 2 ;;
-	-h|--help) sed -n '4,8p' "$0"; exit 0 ;;
+	-h|--help) sed -n '4,9p' "$0"; exit 0 ;;
 	-*) echo "run_vm.sh: unknown option $1" >&2; exit 2 ;;
 	*) tests+=("$1"); shift ;;
 	esac
@@ -131,6 +147,7 @@ fi
 # ---- which tests ----------------------------------------------------------
 # tests.txt: NAME KERNELS [PEER [LIMIT [VAR=VALUE...]]]; '#' starts a comment.
 runlist=$work/run.list
+extra=${extra_env[*]:-}
 : >"$runlist"
 want() {
 	local n
@@ -145,14 +162,14 @@ if [ -f "$tsrc/tests.txt" ]; then
 		[ "$peer" = "$flavour" ] || continue
 		case ",$kernels," in *",all,"*|*",$kernel,"*) ;; *) continue ;; esac
 		want "$name" || continue
-		echo "$name $limit $envs" >>"$runlist"
+		echo "$name ${limit_all:-$limit} $envs${extra:+ $extra}" >>"$runlist"
 	done <"$tsrc/tests.txt"
 fi
 for n in "${tests[@]}"; do
 	grep -q "^$n " "$runlist" || {
 		# A test named on the command line but not listed (or hidden).
 		if [ -x "$testb/$n" ] || [ -x "$tsrc/$n" ] || [ -x "$here/vm/$n" ]; then
-			echo "$n 300" >>"$runlist"
+			echo "$n ${limit_all:-300}${extra:+ $extra}" >>"$runlist"
 		else
 			log "no test $n"; exit 2
 		fi
@@ -184,6 +201,36 @@ for name in $(cut -d' ' -f1 "$runlist") ib_msg rdma_ops rds_stress rds_netem rdm
 done
 # Extra files a test needs at run time live next to it in build/tests.
 [ -d "$testb/data" ] && cp -r "$testb/data" "$root/tests/"
+
+# --perftest: the raw verbs tools, the libraries they and the rxe provider
+# link (as ldd finds them on this host, at the same paths), the provider and
+# its libibverbs.d entry, and an ld.so cache for the copied directories.
+if [ "$perftest" = 1 ]; then
+	prov=
+	for f in /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so; do
+		[ -f "$f" ] && prov=$f
+	done
+	if [ -z "$prov" ] || [ ! -f /etc/libibverbs.d/rxe.driver ]; then
+		log "--perftest: no rxe provider (install ibverbs-providers)"
+		exit 1
+	fi
+	elfs=("$prov")
+	for t in ib_send_lat ib_write_bw ib_read_bw ib_atomic_bw; do
+		f=$(command -v "$t") || { log "--perftest: no $t (install perftest)"; exit 1; }
+		cp "$f" "$root/usr/bin/"
+		elfs+=("$f")
+	done
+	libs=$(ldd "${elfs[@]}" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
+		$1 ~ /^\// && $2 ~ /^\(/ { print $1 }' | sort -u)
+	for l in $libs "$prov"; do
+		mkdir -p "$root$(dirname "$l")"
+		cp -L "$l" "$root$l"
+	done
+	mkdir -p "$root/etc/libibverbs.d"
+	cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
+	printf '%s\n' /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu >"$root/etc/ld.so.conf"
+	ldconfig -r "$root" 2>/dev/null || log "--perftest: ldconfig -r failed (no ld.so cache)"
+fi
 
 unpack_ko() { # FILE DEST
 	case "$1" in

@@ -1,10 +1,42 @@
 #!/bin/sh
-# What `make bench` runs on node 0 of a two-node cluster: rds-bench against
-# node 1 with our modules on both nodes, then with Debian's in-tree
-# rds/rds_rdma on both.  Each run's JSON goes out on one "@@BENCH-JSON
-# LABEL" line for bench.sh on the host.
+# What `make bench` runs on node 0 of a two-node cluster, in interleaved
+# rounds: rds-bench against node 1 with our modules on both nodes, then with
+# Debian's in-tree rds/rds_rdma on both, then the raw verbs ceilings
+# (perftest on rxe0, no RDS); RDS_BENCH_ROUNDS times.  Each rds-bench test
+# runs on its own, between two snapshots of node 0's RDS counters (rds-info
+# -c) and rxe hardware counters.  For bench.sh on the host:
+#   @@BENCH-JSON LABEL ROUND JSON           one rds-bench run (-j)
+#   @@BENCH-RAW ROUND TEST SIZE RC LINE...  perftest's result line
+#   @@BENCH-CNT LABEL ROUND TEST SIZE before|after NAME=VALUE...
+#   @@BENCH-MEM LABEL WHEN NAME=VALUE...
+#
+# With "serve-raw" as first argument it is node 1's side of a perftest run
+# (started through rds-peer): bench-cluster.sh serve-raw LIMIT TOOL ARGS...
 D=${RDS_BENCH_SECONDS:-2}
 SIZES=${RDS_BENCH_SIZES:-4K,64K,1M}
+ROUNDS=${RDS_BENCH_ROUNDS:-3}
+LAT_ITERS=${RDS_BENCH_LAT_ITERS:-1000}
+RAW_SIZES=${RDS_BENCH_RAW_SIZES:-65536 1048576}
+PT_PORT=18515
+
+# The GID index of this node's IPv4 data address on rxe0 (RoCE v2).
+gid_index() {
+	for g in /sys/class/infiniband/rxe0/ports/1/gids/*; do
+		case "$(cat "$g" 2>/dev/null)" in
+		0000:0000:0000:0000:0000:ffff:c000:02*) echo "${g##*/}"; return 0 ;;
+		esac
+	done
+	echo 0
+}
+
+if [ "$1" = serve-raw ]; then
+	limit=$2; shift 2
+	tool=$1; shift
+	timeout -s KILL "$limit" "$tool" -d rxe0 -x "$(gid_index)" -F -p $PT_PORT "$@" \
+		>/tmp/raw-server.log 2>&1 </dev/null &
+	echo $! >/tmp/raw-server.pid
+	exit 0
+fi
 
 mods_everywhere() { # ours|intree
 	rds-mods unload && rds-mods load "$1" &&
@@ -18,31 +50,125 @@ mem() { # LABEL WHEN
 	echo "@@BENCH-MEM $1 $2 modules_bytes=$mods slab_kb=$slab"
 }
 
-run() { # LABEL [rds-bench options]
-	label=$1; shift
-	echo "==== rds-bench, $label modules on both nodes"
-	mem "$label" idle
-	rds-peer 1 "rds-bench -S -Q -d 600 $RDS_PEER_ADDR >/tmp/bench-server.log 2>&1 & echo \$! >/tmp/bench-server.pid" >/dev/null
-	sleep 1
-	rds-bench -j -x -d "$D" -q 8 -s "$SIZES" -I "$RDS_LOCAL_ADDR" "$@" "$RDS_PEER_ADDR" \
-		>/tmp/bench-$label.json 2>/tmp/bench-$label.err
+# Node 0's counters on one line: RDS's (rds-info -c) unless "nords", and
+# rxe0's hardware counters as rxe.NAME.
+counters() { # [nords]
+	[ "$1" = nords ] ||
+		rds-info -c 2>/dev/null | awk 'NF == 2 && $2 ~ /^[0-9]+$/ { printf " %s=%s", $1, $2 }'
+	for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+		[ -f "$f" ] && printf ' rxe.%s=%s' "${f##*/}" "$(cat "$f")"
+	done
+}
+
+# One rds-bench test between two counter snapshots.
+bench_one() { # LABEL ROUND TEST [SIZE]
+	label=$1 round=$2 test=$3 sz=${4:-0}
+	szopt=
+	[ "$sz" = 0 ] || szopt="-s $sz"
+	echo "@@BENCH-CNT $label $round $test $sz before$(counters)"
+	# shellcheck disable=SC2086 # szopt: no word or two
+	timeout -s KILL $((D * 3 + 60)) rds-bench -j -Q -d "$D" -q 8 -m "$test" $szopt \
+		-I "$RDS_LOCAL_ADDR" "$RDS_PEER_ADDR" >/tmp/bench.json 2>/tmp/bench.err
 	rc=$?
+	echo "@@BENCH-CNT $label $round $test $sz after$(counters)"
+	sed "s/^/  $label $test $sz: /" /tmp/bench.err
+	[ "$rc" = 0 ] || echo "  $label $test $sz: rds-bench exit status $rc"
+	echo "@@BENCH-JSON $label $round $(tr -d '\n' </tmp/bench.json)"
+}
+
+run() { # LABEL ROUND TESTS (rate, bw and rtt, rdma_write, rdma_read, atomic)
+	label=$1 round=$2 tests=$3
+	echo "==== round $round: rds-bench, $label modules on both nodes"
+	mem "$label" idle
+	rds-peer 1 "rds-bench -S -Q -d 3600 $RDS_PEER_ADDR >/tmp/bench-server.log 2>&1 & echo \$! >/tmp/bench-server.pid" >/dev/null
+	sleep 1
+	for t in $tests; do
+		case "$t" in
+		bw|rdma_write|rdma_read)
+			for s in $(echo "$SIZES" | tr , ' '); do bench_one "$label" "$round" "$t" "$s"; done ;;
+		*) bench_one "$label" "$round" "$t" ;;
+		esac
+	done
 	mem "$label" after
-	sed 's/^/  /' /tmp/bench-$label.err
-	echo "@@BENCH-JSON $label $(tr -d '\n' </tmp/bench-$label.json)"
-	echo "  rds-bench exit status $rc"
-	# -x stopped it; make sure, or its socket keeps the modules busy.
+	# Or its socket keeps the modules busy.
 	rds-peer 1 "kill \$(cat /tmp/bench-server.pid) 2>/dev/null; true" >/dev/null
 }
 
-run ours
-if mods_everywhere intree; then
-	# Not atomics: the in-tree module posts masked atomics, which rxe
-	# lacks; the message then stays queued and wedges the connection
-	# (and the module cannot be unloaded any more).
-	run intree -m rate,bw,rtt,rdma
-else
-	echo "  loading the in-tree modules failed"
-fi
+# True once node 1's perftest server listens (IPv4 or IPv6 socket).
+peer_listens() {
+	port=$(printf '%04X' $PT_PORT)
+	rds-peer -t 10 1 "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -q ':$port [0-9A-F:]* 0A '"
+}
+
+# One perftest: server on node 1, client here, both bounded.
+raw_one() { # ROUND TEST SIZE TOOL ARGS...
+	round=$1 test=$2 sz=$3 tool=$4; shift 4
+	lim=$((D * 3 + 60))
+	rds-peer 1 "/tests/bench-cluster.sh serve-raw $((lim + 15)) $tool $*" >/dev/null
+	i=0
+	until peer_listens; do
+		i=$((i + 1))
+		[ $i -ge 40 ] && break
+		sleep 0.25
+	done
+	echo "@@BENCH-CNT raw $round $test $sz before$(counters nords)"
+	timeout -s KILL "$lim" "$tool" -d rxe0 -x "$(gid_index)" -F -p $PT_PORT "$@" \
+		"$RDS_PEER_ADDR" >/tmp/raw.out 2>&1
+	rc=$?
+	echo "@@BENCH-CNT raw $round $test $sz after$(counters nords)"
+	# The result line: starts with the size, then numbers only.
+	line=$(awk -v s="$sz" '$1 == s && NF >= 5 { ok = 1
+		for (i = 2; i <= NF; i++) if ($i !~ /^[0-9.]+$/) ok = 0
+		if (ok) l = $0 } END { print l }' /tmp/raw.out)
+	echo "@@BENCH-RAW $round $test $sz $rc $line"
+	if [ "$rc" != 0 ] || [ -z "$line" ]; then
+		echo "  raw $test $sz: $tool exit status $rc; its output:"
+		tail -n 8 /tmp/raw.out | sed 's/^/    /'
+		rds-peer 1 "tail -n 8 /tmp/raw-server.log" | sed 's/^/    server: /'
+	fi
+	# The server exits after its client; bounded wait, then kill.
+	i=0
+	while [ $i -lt 20 ] && rds-peer -t 10 1 "kill -0 \$(cat /tmp/raw-server.pid) 2>/dev/null"; do
+		sleep 0.5
+		i=$((i + 1))
+	done
+	rds-peer 1 "kill -9 \$(cat /tmp/raw-server.pid) 2>/dev/null; true" >/dev/null
+}
+
+raw() { # ROUND
+	echo "==== round $1: raw verbs (perftest on rxe0)"
+	if ! command -v ib_send_lat >/dev/null; then
+		echo "  no perftest in this image (run_vm.sh --perftest)"
+		return
+	fi
+	raw_one "$1" send_lat 64 ib_send_lat -s 64 -n "$LAT_ITERS"
+	for s in $RAW_SIZES; do
+		raw_one "$1" write_bw "$s" ib_write_bw -s "$s" -D "$D" -f 0
+	done
+	for s in $RAW_SIZES; do
+		raw_one "$1" read_bw "$s" ib_read_bw -s "$s" -D "$D" -f 0
+	done
+	raw_one "$1" atomic_bw 8 ib_atomic_bw -D "$D" -f 0
+}
+
+echo "rds-bench: $ROUNDS round(s), $D s per test, sizes $SIZES"
+r=1
+while [ $r -le "$ROUNDS" ]; do
+	if mods_everywhere ours; then
+		run ours $r "rate bw rtt rdma_write rdma_read atomic"
+	else
+		echo "  loading our modules failed"
+	fi
+	if mods_everywhere intree; then
+		# Not atomics: the in-tree module posts masked atomics, which
+		# rxe lacks; the message then stays queued and wedges the
+		# connection (and the module cannot be unloaded any more).
+		run intree $r "rate bw rtt rdma_write rdma_read"
+	else
+		echo "  loading the in-tree modules failed"
+	fi
+	raw $r
+	r=$((r + 1))
+done
 mods_everywhere ours >/dev/null 2>&1
 exit 0
