@@ -18,6 +18,8 @@ ROUNDS=${RDS_BENCH_ROUNDS:-3}
 LAT_ITERS=${RDS_BENCH_LAT_ITERS:-1000}
 RAW_SIZES=${RDS_BENCH_RAW_SIZES:-65536 1048576}
 PT_PORT=18515
+# Whole seconds, rounded up, for limits and perftest's -D.
+DI=$(awk -v d="$D" 'BEGIN { i = int(d); if (i < d) i++; print i }')
 
 # The GID index of this node's IPv4 data address on rxe0 (RoCE v2).
 gid_index() {
@@ -67,7 +69,7 @@ bench_one() { # LABEL ROUND TEST [SIZE]
 	[ "$sz" = 0 ] || szopt="-s $sz"
 	echo "@@BENCH-CNT $label $round $test $sz before$(counters)"
 	# shellcheck disable=SC2086 # szopt: no word or two
-	timeout -s KILL $((D * 3 + 60)) rds-bench -j -Q -d "$D" -q 8 -m "$test" $szopt \
+	timeout -s KILL $((DI * 3 + 60)) rds-bench -j -Q -d "$D" -q 8 -m "$test" $szopt \
 		-I "$RDS_LOCAL_ADDR" "$RDS_PEER_ADDR" >/tmp/bench.json 2>/tmp/bench.err
 	rc=$?
 	echo "@@BENCH-CNT $label $round $test $sz after$(counters)"
@@ -103,7 +105,7 @@ peer_listens() {
 # One perftest: server on node 1, client here, both bounded.
 raw_one() { # ROUND TEST SIZE TOOL ARGS...
 	round=$1 test=$2 sz=$3 tool=$4; shift 4
-	lim=$((D * 3 + 60))
+	lim=$((DI * 3 + 70))
 	rds-peer 1 "/tests/bench-cluster.sh serve-raw $((lim + 15)) $tool $*" >/dev/null
 	i=0
 	until peer_listens; do
@@ -141,14 +143,28 @@ raw() { # ROUND
 		echo "  no perftest in this image (run_vm.sh --perftest)"
 		return
 	fi
+	# -D: perftest measures between its two margins (-f, default 2 s
+	# each); the run lasts the measured time plus both margins.
+	rd=$((DI + 4))
 	raw_one "$1" send_lat 64 ib_send_lat -s 64 -n "$LAT_ITERS"
 	for s in $RAW_SIZES; do
-		raw_one "$1" write_bw "$s" ib_write_bw -s "$s" -D "$D" -f 0
+		raw_one "$1" write_bw "$s" ib_write_bw -s "$s" -D "$rd"
 	done
 	for s in $RAW_SIZES; do
-		raw_one "$1" read_bw "$s" ib_read_bw -s "$s" -D "$D" -f 0
+		raw_one "$1" read_bw "$s" ib_read_bw -s "$s" -D "$rd"
 	done
-	raw_one "$1" atomic_bw 8 ib_atomic_bw -D "$D" -f 0
+	raw_one "$1" atomic_bw 8 ib_atomic_bw -D "$rd"
+	# perftest -D also runs outside its measured window, so its counter
+	# deltas per iteration are too high: in round 1, short runs of a
+	# fixed count (-n) give the counts per op (tests named TEST.n).
+	[ "$1" = 1 ] || return
+	for s in $RAW_SIZES; do
+		n=32
+		[ "$s" -gt 65536 ] && n=5
+		raw_one "$1" write_bw.n "$s" ib_write_bw -s "$s" -n $n
+		raw_one "$1" read_bw.n "$s" ib_read_bw -s "$s" -n $n
+	done
+	raw_one "$1" atomic_bw.n 8 ib_atomic_bw -n 500
 }
 
 echo "rds-bench: $ROUNDS round(s), $D s per test, sizes $SIZES"
