@@ -20,6 +20,10 @@
  * a device comes or goes (a generation bumped by the inetaddr/inet6addr
  * notifiers and by ->add()/->remove()), so the hot path makes no cm_id.
  *
+ * Port events: the record listens for its device's events; PORT_ACTIVE
+ * destroys the cm_ids that endpoints destroyed while the port was down
+ * left behind (ib_cm.c, "Parked cm_ids").
+ *
  * Device removal: every endpoint (ib_cm.c) that uses a device is on the
  * device record's list.  ->remove() marks the record dead so no new
  * endpoint attaches, drops the paths of the endpoints on it and waits until
@@ -102,6 +106,23 @@ struct rds_ib_device *rds_ib_device_get(struct ib_device *dev)
 	return found;
 }
 
+/* A port came up: CM messages can go out again (rds_ib_cm_unpark()). */
+static void rds_ib_port_event(struct ib_event_handler *handler,
+			      struct ib_event *event)
+{
+	struct rds_ib_device *rid = container_of(handler, struct rds_ib_device,
+						 rid_events);
+
+	if (event->event == IB_EVENT_PORT_ACTIVE)
+		queue_work(rds_ib_wq, &rid->rid_unpark_work);
+}
+
+static void rds_ib_unpark_worker(struct work_struct *work)
+{
+	rds_ib_cm_unpark(container_of(work, struct rds_ib_device,
+				      rid_unpark_work), false);
+}
+
 static int rds_ib_add_one(struct ib_device *dev)
 {
 	const struct ib_device_attr *attr = &dev->attrs;
@@ -128,6 +149,8 @@ static int rds_ib_add_one(struct ib_device *dev)
 	spin_lock_init(&rid->rid_lock);
 	INIT_LIST_HEAD(&rid->rid_eps);
 	init_waitqueue_head(&rid->rid_wait);
+	INIT_LIST_HEAD(&rid->rid_parked);
+	INIT_WORK(&rid->rid_unpark_work, rds_ib_unpark_worker);
 	if (rid->rid_max_wrs < 4 || rid->rid_max_cqe < 4 ||
 	    rid->rid_max_sge < 2) {
 		kfree(rid);
@@ -141,6 +164,9 @@ static int rds_ib_add_one(struct ib_device *dev)
 		kfree(rid);
 		return ret;
 	}
+
+	INIT_IB_EVENT_HANDLER(&rid->rid_events, dev, rds_ib_port_event);
+	ib_register_event_handler(&rid->rid_events);
 
 	down_write(&rds_ib_devices_sem);
 	list_add_tail(&rid->rid_item, &rds_ib_devices);
@@ -169,7 +195,11 @@ static void rds_ib_remove_one(struct ib_device *dev, void *client_data)
 	rid->rid_dead = true;
 	spin_unlock(&rid->rid_lock);
 	atomic_inc(&rds_ib_dev_gen);
+	ib_unregister_event_handler(&rid->rid_events);
 	rds_ib_device_drop_eps(rid);
+	/* No endpoint is left to park an id, no event to queue the worker. */
+	cancel_work_sync(&rid->rid_unpark_work);
+	rds_ib_cm_unpark(rid, true);
 	rds_ib_mr_device_remove(rid);
 	/*
 	 * No endpoint uses the PD any more and none can attach; free it now,

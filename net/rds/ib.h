@@ -264,6 +264,8 @@ struct rds_ib_statistics {
 	u64	s_ib_rdma_timeouts;
 	u64	s_ib_rx_stale_header;
 	u64	s_ib_rx_stale_seq;
+	u64	s_ib_cm_id_parked;
+	u64	s_ib_cm_id_unparked;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);
@@ -291,11 +293,16 @@ void rds_ib_stats_sum(u64 *values);
  * @rid_max_sge: max_send_sge
  * @rid_max_rd_atom: max_qp_rd_atom (responder resources we can give)
  * @rid_max_init_rd_atom: max_qp_init_rd_atom (initiator depth we can use)
- * @rid_lock: protects @rid_eps and @rid_dead
+ * @rid_lock: protects @rid_eps, @rid_dead and @rid_parked
  * @rid_eps: endpoints on this device (struct rds_ib_ep.e_rid_item)
  * @rid_dead: the device is being removed; no new endpoint may use it
  * @rid_wait: woken when @rid_eps becomes empty
  * @rid_mr: registration state (ib_mr.c), made on the first registration
+ * @rid_parked: cm_ids of destroyed endpoints waiting for their port to be
+ *	active again before rdma_destroy_id() sends a CM message (ib_cm.c,
+ *	rds_ib_cm_id_park()); protected by @rid_lock
+ * @rid_events: port events of the device (ib.c, rds_ib_port_event())
+ * @rid_unpark_work: destroys the parked cm_ids whose port is active
  */
 struct rds_ib_device {
 	struct ib_device	*rid_dev;
@@ -318,6 +325,9 @@ struct rds_ib_device {
 	bool			rid_dead;
 	wait_queue_head_t	rid_wait;
 	struct rds_ib_mr_dev	*rid_mr;
+	struct list_head	rid_parked;
+	struct ib_event_handler	rid_events;
+	struct work_struct	rid_unpark_work;
 };
 
 struct rds_ib_device *rds_ib_device_get(struct ib_device *dev);
@@ -607,6 +617,7 @@ void rds_ib_ep_fail(struct rds_ib_ep *ep, int reason, int detail,
 	rds_ib_ep_fail(ep, RDS_DROP_WC_ERROR, (wc)->status, \
 		       ib_wc_status_msg((wc)->status))
 void rds_ib_device_drop_eps(struct rds_ib_device *rid);
+void rds_ib_cm_unpark(struct rds_ib_device *rid, bool all);
 
 /* ib_rdma.c: the RDMA op watchdog */
 void rds_ib_rdma_wd_init(struct rds_ib_ep *ep);

@@ -63,6 +63,7 @@
 #include <linux/in6.h>
 #include <linux/hash.h>
 #include <rdma/ib_cm.h>
+#include <rdma/ib_cache.h>
 #include <net/ipv6.h>
 #include <net/addrconf.h>
 
@@ -274,10 +275,104 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
  * Release everything an endpoint owns.  Process context, no locks held:
  * rdma_destroy_id() waits for CM handlers of this id.
  */
+/* ------------------------------------------------------------------------
+ * Parked cm_ids
+ * ------------------------------------------------------------------------
+ *
+ * Destroying a cm_id that got as far as a QP sends a CM message (DREQ,
+ * REJ or DREP) from the port's GSI QP.  While the port is down that send
+ * fails, and rxe (6.1 and 6.12) then moves its GSI QP to the error state;
+ * ib_mad restarts the send side but never the receive side, so the node
+ * ignores every CM message until its device is deleted: no connection to
+ * or from it can be made again (issue 10 item 3, an 8 s link flap).  So an
+ * endpoint destroyed while its port is down does not send: it leaves its
+ * cm_id, with no context and no QP, on its device's list, and the next
+ * PORT_ACTIVE event of the device (or the device's removal, or module
+ * unload) destroys it.  The peer loses nothing: its own QP fails on its
+ * own, and the DREQ could not have reached it anyway.
+ */
+struct rds_ib_parked_id {
+	struct list_head	pi_item;
+	struct rdma_cm_id	*pi_id;
+};
+
+/* Is @id's port up?  Yes when we cannot tell. */
+static bool rds_ib_cm_id_port_active(struct rdma_cm_id *id)
+{
+	enum ib_port_state state;
+
+	if (!id->device ||
+	    ib_get_cached_port_state(id->device, id->port_num, &state))
+		return true;
+	return state == IB_PORT_ACTIVE;
+}
+
+/*
+ * Park @id on @rid if its port is down.  Process context; no handler of
+ * @id may be running in this thread.  Return: true if parked, false if
+ * the caller must destroy @id now.
+ */
+static bool rds_ib_cm_id_park(struct rds_ib_device *rid,
+			      struct rdma_cm_id *id)
+{
+	struct rds_ib_parked_id *pi;
+
+	if (!rid || rds_ib_cm_id_port_active(id))
+		return false;
+	pi = kmalloc(sizeof(*pi), GFP_KERNEL);
+	if (!pi)
+		return false;
+	pi->pi_id = id;
+	/* Later events of @id find no endpoint and are ignored. */
+	rdma_lock_handler(id);
+	id->context = NULL;
+	rdma_unlock_handler(id);
+
+	spin_lock(&rid->rid_lock);
+	if (rid->rid_dead) {
+		/* ->remove() destroys what is parked: do it now instead. */
+		spin_unlock(&rid->rid_lock);
+		kfree(pi);
+		return false;
+	}
+	list_add_tail(&pi->pi_item, &rid->rid_parked);
+	spin_unlock(&rid->rid_lock);
+	rds_ib_stats_inc(s_ib_cm_id_parked);
+	/* The port may have come back before the id was listed. */
+	queue_work(rds_ib_wq, &rid->rid_unpark_work);
+	return true;
+}
+
+/**
+ * rds_ib_cm_unpark - destroy parked cm_ids
+ * @rid: device record
+ * @all: every parked id (device removal), not only those whose port is up
+ *
+ * Process context (rds_ib_wq, or ->remove()).
+ */
+void rds_ib_cm_unpark(struct rds_ib_device *rid, bool all)
+{
+	struct rds_ib_parked_id *pi, *tmp;
+	LIST_HEAD(ready);
+
+	spin_lock(&rid->rid_lock);
+	list_for_each_entry_safe(pi, tmp, &rid->rid_parked, pi_item)
+		if (all || rds_ib_cm_id_port_active(pi->pi_id))
+			list_move_tail(&pi->pi_item, &ready);
+	spin_unlock(&rid->rid_lock);
+
+	list_for_each_entry_safe(pi, tmp, &ready, pi_item) {
+		rdma_destroy_id(pi->pi_id);
+		kfree(pi);
+		rds_ib_stats_inc(s_ib_cm_id_unparked);
+	}
+}
+
 static void rds_ib_ep_destroy(struct rds_ib_ep *ep)
 {
 	struct rds_ib_connection *ic = ep->e_ic;
 	struct rds_ib_device *rid = ep->e_rid;
+	bool port_down = false;
 
 	set_bit(RDS_IB_EP_DEAD, &ep->e_flags);
 	/*
@@ -294,7 +389,14 @@ static void rds_ib_ep_destroy(struct rds_ib_ep *ep)
 	rds_ib_rdma_wd_stop(ep);
 
 	if (ep->e_qp) {
-		rdma_disconnect(ep->e_id);
+		/*
+		 * rdma_disconnect() sends a DREQ: not into a down port (see
+		 * rds_ib_cm_id_park()).  The drains move the QP to the error
+		 * state themselves.
+		 */
+		port_down = !rds_ib_cm_id_port_active(ep->e_id);
+		if (!port_down)
+			rdma_disconnect(ep->e_id);
 		/*
 		 * ORDER: receives first.  A receive completion may still
 		 * post an ACK on the send queue; draining the SQ afterwards
@@ -322,7 +424,7 @@ static void rds_ib_ep_destroy(struct rds_ib_ep *ep)
 		ib_free_cq(ep->e_scq);
 	if (ep->e_rcq)
 		ib_free_cq(ep->e_rcq);
-	if (ep->e_id)
+	if (ep->e_id && !(port_down && rds_ib_cm_id_park(rid, ep->e_id)))
 		rdma_destroy_id(ep->e_id);
 
 	if (rid) {

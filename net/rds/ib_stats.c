@@ -93,6 +93,8 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_rdma_timeouts",
 	"ib_rx_stale_header",
 	"ib_rx_stale_seq",
+	"ib_cm_id_parked",
+	"ib_cm_id_unparked",
 };
 
 static_assert(ARRAY_SIZE(rds_ib_stat_names) * sizeof(u64) ==

@@ -16,11 +16,12 @@
 # had not acknowledged; rds.ko drops the duplicates), within its own
 # deadline.  The connection resets each case caused are printed.
 #
-# Not in make check yet: on stock (2026-12-05) the 8 s flap left the
-# connection down for good: node 1's ACK failed on the down port (local QP
-# operation error), node 0's send failed 16 s later (retry exceeded), and
-# neither side reconnected in the next 4 minutes (no "connected" line, no
-# hung task); rds_stress waited.  Cause open (issue 10, item 3).
+# The 8 s flap used to leave the connection down for good (2026-12-05):
+# node 1's teardown sent its DREQ into the down port, which put rxe's GSI
+# QP in the error state, and node 1 never heard node 0's REQs again.
+# Endpoints destroyed while their port is down now park their cm_id until
+# the port is back (rds.rst, "Link flaps"); the test prints node 1's
+# ib_cm_id_parked/unparked counters.
 #
 # Internal modes, run on node 1 through rds-peer (ADDR: its data address):
 #   ib_flap.sh flap ADDR SECONDS   data link down for SECONDS, then up
@@ -79,6 +80,8 @@ stress_with() {
 	grep -E "^(not )?ok|flow|failed|bad|recv [0-9]" /tmp/ib_flap.out |
 		sed 's/^/# /' | head -n 20
 	echo "# connection resets on node 0: $(( $(resets) - r0 ))"
+	echo "# node 1: $(rds-peer 1 "rds-info -c" 2>/dev/null |
+		awk '$1 ~ /^ib_cm_id_/ { printf "%s %s ", $1, $2 }')"
 	return $rc
 }
 
