@@ -33,7 +33,8 @@
  *
  * Module unload: stop the listeners (no new passive connections), then
  * rds_trans_unregister() shuts down and frees every connection of the
- * transport, then the device client goes.
+ * transport, cm_ids parked on a down port get a bounded wait for it to
+ * come back, then the device client goes.
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -114,13 +115,7 @@ static void rds_ib_port_event(struct ib_event_handler *handler,
 						 rid_events);
 
 	if (event->event == IB_EVENT_PORT_ACTIVE)
-		queue_work(rds_ib_wq, &rid->rid_unpark_work);
-}
-
-static void rds_ib_unpark_worker(struct work_struct *work)
-{
-	rds_ib_cm_unpark(container_of(work, struct rds_ib_device,
-				      rid_unpark_work), false);
+		mod_delayed_work(rds_ib_wq, &rid->rid_unpark_work, 0);
 }
 
 static int rds_ib_add_one(struct ib_device *dev)
@@ -150,7 +145,7 @@ static int rds_ib_add_one(struct ib_device *dev)
 	INIT_LIST_HEAD(&rid->rid_eps);
 	init_waitqueue_head(&rid->rid_wait);
 	INIT_LIST_HEAD(&rid->rid_parked);
-	INIT_WORK(&rid->rid_unpark_work, rds_ib_unpark_worker);
+	INIT_DELAYED_WORK(&rid->rid_unpark_work, rds_ib_unpark_worker);
 	if (rid->rid_max_wrs < 4 || rid->rid_max_cqe < 4 ||
 	    rid->rid_max_sge < 2) {
 		kfree(rid);
@@ -198,7 +193,7 @@ static void rds_ib_remove_one(struct ib_device *dev, void *client_data)
 	ib_unregister_event_handler(&rid->rid_events);
 	rds_ib_device_drop_eps(rid);
 	/* No endpoint is left to park an id, no event to queue the worker. */
-	cancel_work_sync(&rid->rid_unpark_work);
+	cancel_delayed_work_sync(&rid->rid_unpark_work);
 	rds_ib_cm_unpark(rid, true);
 	rds_ib_mr_device_remove(rid);
 	/*
@@ -511,6 +506,8 @@ static void __exit rds_ib_exit(void)
 	rds_ib_info_exit();
 	rds_ib_listen_stop();
 	rds_trans_unregister(&rds_ib_transport);
+	/* Endpoints torn down on a down port may have parked their ids. */
+	rds_ib_cm_unpark_wait();
 	ib_unregister_client(&rds_ib_client);
 	rds_ib_addr_notifiers(false);
 	destroy_workqueue(rds_ib_wq);

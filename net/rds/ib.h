@@ -302,8 +302,11 @@ void rds_ib_stats_sum(u64 *values);
  *	active again before rdma_destroy_id() sends a CM message (ib_cm.c,
  *	rds_ib_cm_id_park()); protected by @rid_lock
  * @rid_events: port events of the device (ib.c, rds_ib_port_event())
- * @rid_unpark_work: destroys the parked cm_ids whose port is active
+ * @rid_unpark_work: destroys the parked cm_ids whose port is active, and
+ *	rechecks while some wait
  */
+struct rds_ib_parked_id;
+
 struct rds_ib_device {
 	struct ib_device	*rid_dev;
 	struct list_head	rid_item;
@@ -327,7 +330,7 @@ struct rds_ib_device {
 	struct rds_ib_mr_dev	*rid_mr;
 	struct list_head	rid_parked;
 	struct ib_event_handler	rid_events;
-	struct work_struct	rid_unpark_work;
+	struct delayed_work	rid_unpark_work;
 };
 
 struct rds_ib_device *rds_ib_device_get(struct ib_device *dev);
@@ -432,6 +435,7 @@ struct rds_ib_connection;
  * @e_tos: TOS of the connection
  * @e_destroy_work: destroys an endpoint abandoned by a connect race
  * @e_race_work: gives up waiting for the winner of a connect race
+ * @e_parked: preallocated entry for parking @e_id at teardown (ib_cm.c)
  * @e_max_send_sge: SGEs per send WR (QP capability)
  * @e_rdma_sq: send queue entries for RDMA/atomic WRs (rds_ib_ep_setup_qp)
  * @e_send_nr: send ring size
@@ -487,6 +491,7 @@ struct rds_ib_ep {
 	u8			e_tos;
 	struct work_struct	e_destroy_work;
 	struct delayed_work	e_race_work;
+	struct rds_ib_parked_id	*e_parked;
 
 	/* send side */
 	u32			e_max_send_sge;
@@ -617,7 +622,9 @@ void rds_ib_ep_fail(struct rds_ib_ep *ep, int reason, int detail,
 	rds_ib_ep_fail(ep, RDS_DROP_WC_ERROR, (wc)->status, \
 		       ib_wc_status_msg((wc)->status))
 void rds_ib_device_drop_eps(struct rds_ib_device *rid);
-void rds_ib_cm_unpark(struct rds_ib_device *rid, bool all);
+bool rds_ib_cm_unpark(struct rds_ib_device *rid, bool all);
+void rds_ib_unpark_worker(struct work_struct *work);
+void rds_ib_cm_unpark_wait(void);
 
 /* ib_rdma.c: the RDMA op watchdog */
 void rds_ib_rdma_wd_init(struct rds_ib_ep *ep);

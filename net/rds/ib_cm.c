@@ -72,6 +72,12 @@
 /* How long the loser of a connect race waits for the winner's REQ. */
 #define RDS_IB_RACE_WAIT		(5 * HZ)
 
+/* A cm_id waiting for its port before it may be destroyed ("Parked cm_ids"). */
+struct rds_ib_parked_id {
+	struct list_head	pi_item;
+	struct rdma_cm_id	*pi_id;
+};
+
 static struct rdma_cm_id *rds_ib_listen_id4;
 static struct rdma_cm_id *rds_ib_listen_id6;
 
@@ -133,6 +139,12 @@ static struct rds_ib_ep *rds_ib_ep_alloc(struct rds_ib_connection *ic,
 	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
 	if (!ep)
 		return NULL;
+	/* So that parking at teardown cannot fail (rds_ib_cm_id_park()). */
+	ep->e_parked = kmalloc(sizeof(*ep->e_parked), GFP_KERNEL);
+	if (!ep->e_parked) {
+		kfree(ep);
+		return NULL;
+	}
 	ep->e_ic = ic;
 	ep->e_active = active;
 	ep->e_isv6 = ic->ic_conn->c_isv6;
@@ -271,10 +283,6 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	return rds_ib_recv_refill(ep, GFP_KERNEL);
 }
 
-/*
- * Release everything an endpoint owns.  Process context, no locks held:
- * rdma_destroy_id() waits for CM handlers of this id.
- */
 /* ------------------------------------------------------------------------
  * Parked cm_ids
  * ------------------------------------------------------------------------
@@ -284,43 +292,70 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
  * fails, and rxe (6.1 and 6.12) then moves its GSI QP to the error state;
  * ib_mad restarts the send side but never the receive side, so the node
  * ignores every CM message until its device is deleted: no connection to
- * or from it can be made again (issue 10 item 3, an 8 s link flap).  So an
- * endpoint destroyed while its port is down does not send: it leaves its
- * cm_id, with no context and no QP, on its device's list, and the next
- * PORT_ACTIVE event of the device (or the device's removal, or module
- * unload) destroys it.  The peer loses nothing: its own QP fails on its
- * own, and the DREQ could not have reached it anyway.
+ * or from it can be made again (issue 10 item 3, an 8 s link flap).  So,
+ * on ports that use the IB CM, an endpoint destroyed while its port is
+ * down does not send: it leaves its cm_id, with no context and no QP, on
+ * its device's list until the port is up again (the device's PORT_ACTIVE
+ * event, and a recheck every RDS_IB_UNPARK_RECHECK while ids wait, since
+ * an event can be lost), the device goes away, or the module unloads
+ * (which first waits RDS_IB_UNPARK_UNLOAD_WAIT for the port).  The peer
+ * loses nothing: its own QP fails on its own, and the DREQ could not have
+ * reached it anyway.  Active connects do not start a REQ into a down port
+ * either (rds_ib_route_resolved()).  What the CM already has in flight
+ * (a REQ or REP it retransmits) is beyond our reach.
+ *
+ * "Down" is the cached port state or, on RoCE, the carrier of the bound
+ * netdev: routes go (and rxe sends fail) as soon as the netdev goes down,
+ * while the port cache is updated later from a work item that needs rtnl.
  */
-struct rds_ib_parked_id {
-	struct list_head	pi_item;
-	struct rdma_cm_id	*pi_id;
-};
+#define RDS_IB_UNPARK_RECHECK		(5 * HZ)
+#define RDS_IB_UNPARK_UNLOAD_WAIT	(10 * HZ)
 
-/* Is @id's port up?  Yes when we cannot tell. */
+static atomic_t rds_ib_parked_nr = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(rds_ib_parked_wait);
+
+/* Can @id's port carry a CM message now?  Yes when we cannot tell. */
 static bool rds_ib_cm_id_port_active(struct rdma_cm_id *id)
 {
 	enum ib_port_state state;
+	struct net_device *ndev;
+	bool up = true;
 
 	if (!id->device ||
 	    ib_get_cached_port_state(id->device, id->port_num, &state))
 		return true;
-	return state == IB_PORT_ACTIVE;
+	if (state != IB_PORT_ACTIVE)
+		return false;
+	if (!rdma_protocol_roce(id->device, id->port_num))
+		return true;
+	rcu_read_lock();
+	ndev = dev_get_by_index_rcu(&init_net,
+				    id->route.addr.dev_addr.bound_dev_if);
+	if (ndev)
+		up = netif_running(ndev) && netif_carrier_ok(ndev);
+	rcu_read_unlock();
+	return up;
+}
+
+/* Would destroying @id now send a CM message into a down port? */
+static bool rds_ib_cm_id_must_park(struct rdma_cm_id *id)
+{
+	return id->device && rdma_cap_ib_cm(id->device, id->port_num) &&
+	       !rds_ib_cm_id_port_active(id);
 }
 
 /*
- * Park @id on @rid if its port is down.  Process context; no handler of
- * @id may be running in this thread.  Return: true if parked, false if
- * the caller must destroy @id now.
+ * Park @id on @rid, with @pi (preallocated by the endpoint).  Process
+ * context; no handler of @id may be running in this thread
+ * (rdma_lock_handler() takes the mutex rdma_cm holds around them).
+ * Return: true if parked (@pi is the list's now), false if the caller must
+ * destroy @id now.
  */
 static bool rds_ib_cm_id_park(struct rds_ib_device *rid,
-			      struct rdma_cm_id *id)
+			      struct rdma_cm_id *id,
+			      struct rds_ib_parked_id *pi)
 {
-	struct rds_ib_parked_id *pi;
-
-	if (!rid || rds_ib_cm_id_port_active(id))
-		return false;
-	pi = kmalloc(sizeof(*pi), GFP_KERNEL);
-	if (!pi)
+	if (!rid || !pi)
 		return false;
 	pi->pi_id = id;
 	/* Later events of @id find no endpoint and are ignored. */
@@ -332,42 +367,79 @@ static bool rds_ib_cm_id_park(struct rds_ib_device *rid,
 	if (rid->rid_dead) {
 		/* ->remove() destroys what is parked: do it now instead. */
 		spin_unlock(&rid->rid_lock);
-		kfree(pi);
 		return false;
 	}
 	list_add_tail(&pi->pi_item, &rid->rid_parked);
+	atomic_inc(&rds_ib_parked_nr);
 	spin_unlock(&rid->rid_lock);
 	rds_ib_stats_inc(s_ib_cm_id_parked);
 	/* The port may have come back before the id was listed. */
-	queue_work(rds_ib_wq, &rid->rid_unpark_work);
+	mod_delayed_work(rds_ib_wq, &rid->rid_unpark_work, 0);
 	return true;
 }
 
 /**
  * rds_ib_cm_unpark - destroy parked cm_ids
  * @rid: device record
- * @all: every parked id (device removal), not only those whose port is up
+ * @all: every parked id (device removal, unload), not only those whose
+ *	port is up again
  *
- * Process context (rds_ib_wq, or ->remove()).
+ * Context: process (rds_ib_wq, ->remove()); sleeps in rdma_destroy_id().
+ * Return: true if ids are left parked (their port is still down).
  */
-void rds_ib_cm_unpark(struct rds_ib_device *rid, bool all)
+bool rds_ib_cm_unpark(struct rds_ib_device *rid, bool all)
 {
 	struct rds_ib_parked_id *pi, *tmp;
 	LIST_HEAD(ready);
+	bool left;
 
 	spin_lock(&rid->rid_lock);
 	list_for_each_entry_safe(pi, tmp, &rid->rid_parked, pi_item)
 		if (all || rds_ib_cm_id_port_active(pi->pi_id))
 			list_move_tail(&pi->pi_item, &ready);
+	left = !list_empty(&rid->rid_parked);
 	spin_unlock(&rid->rid_lock);
 
 	list_for_each_entry_safe(pi, tmp, &ready, pi_item) {
 		rdma_destroy_id(pi->pi_id);
 		kfree(pi);
 		rds_ib_stats_inc(s_ib_cm_id_unparked);
+		if (atomic_dec_and_test(&rds_ib_parked_nr))
+			wake_up_all(&rds_ib_parked_wait);
 	}
+	return left;
 }
 
+/* Recheck parked ids while some wait: a PORT_ACTIVE event can be lost. */
+void rds_ib_unpark_worker(struct work_struct *work)
+{
+	struct rds_ib_device *rid = container_of(to_delayed_work(work),
+						 struct rds_ib_device,
+						 rid_unpark_work);
+
+	if (rds_ib_cm_unpark(rid, false))
+		queue_delayed_work(rds_ib_wq, &rid->rid_unpark_work,
+				   RDS_IB_UNPARK_RECHECK);
+}
+
+/*
+ * Module unload: give parked ids a moment to leave through an active port
+ * before ->remove() destroys them whatever the port state.
+ */
+void rds_ib_cm_unpark_wait(void)
+{
+	if (!wait_event_timeout(rds_ib_parked_wait,
+				!atomic_read(&rds_ib_parked_nr),
+				RDS_IB_UNPARK_UNLOAD_WAIT))
+		pr_warn("RDS/IB: unloading with %d connection(s) parked on a down port; their CM messages may stop rxe's CM on that device until it is re-added\n",
+			atomic_read(&rds_ib_parked_nr));
+}
+
+/*
+ * Release everything an endpoint owns.  Process context, no locks held:
+ * rdma_lock_handler() and rdma_destroy_id() wait for the CM handlers of
+ * this id, so never call this from one of them with e_id set.
+ */
 static void rds_ib_ep_destroy(struct rds_ib_ep *ep)
 {
 	struct rds_ib_connection *ic = ep->e_ic;
@@ -391,10 +463,10 @@ static void rds_ib_ep_destroy(struct rds_ib_ep *ep)
 	if (ep->e_qp) {
 		/*
 		 * rdma_disconnect() sends a DREQ: not into a down port (see
-		 * rds_ib_cm_id_park()).  The drains move the QP to the error
+		 * "Parked cm_ids").  The drains move the QP to the error
 		 * state themselves.
 		 */
-		port_down = !rds_ib_cm_id_port_active(ep->e_id);
+		port_down = rds_ib_cm_id_must_park(ep->e_id);
 		if (!port_down)
 			rdma_disconnect(ep->e_id);
 		/*
@@ -424,8 +496,12 @@ static void rds_ib_ep_destroy(struct rds_ib_ep *ep)
 		ib_free_cq(ep->e_scq);
 	if (ep->e_rcq)
 		ib_free_cq(ep->e_rcq);
-	if (ep->e_id && !(port_down && rds_ib_cm_id_park(rid, ep->e_id)))
+	if (ep->e_id && port_down && rds_ib_cm_id_park(rid, ep->e_id,
+						       ep->e_parked))
+		ep->e_parked = NULL;
+	else if (ep->e_id)
 		rdma_destroy_id(ep->e_id);
+	kfree(ep->e_parked);
 
 	if (rid) {
 		if (test_bit(RDS_IB_EP_ON_DEVICE, &ep->e_flags)) {
@@ -718,6 +794,9 @@ static int rds_ib_route_resolved(struct rds_ib_ep *ep)
 	union rds_ib_conn_priv dp;
 	int ret;
 
+	/* No REQ into a down port (see "Parked cm_ids"); nothing to park. */
+	if (rds_ib_cm_id_must_park(ep->e_id))
+		return -ENETDOWN;
 	if (ep->e_id->route.path_rec)
 		ep->e_id->route.path_rec[0].sl = conn->c_tos & 0xf;
 	ret = rds_ib_ep_setup_qp(ep);

@@ -80,15 +80,33 @@ stress_with() {
 	grep -E "^(not )?ok|flow|failed|bad|recv [0-9]" /tmp/ib_flap.out |
 		sed 's/^/# /' | head -n 20
 	echo "# connection resets on node 0: $(( $(resets) - r0 ))"
-	echo "# node 1: $(rds-peer 1 "rds-info -c" 2>/dev/null |
-		awk '$1 ~ /^ib_cm_id_/ { printf "%s %s ", $1, $2 }')"
+	echo "# node 1: $(parked)"
 	return $rc
 }
 
-echo "1..2"
+# node 1's ib_cm_id_parked and ib_cm_id_unparked counters
+parked() {
+	rds-peer 1 "rds-info -c" 2>/dev/null |
+		awk '$1 ~ /^ib_cm_id_/ { printf "%s %s ", $1, $2 }'
+}
+# Every cm_id node 1 parked while its link was down is destroyed once the
+# link is back (PORT_ACTIVE, or the recheck 5 s later at worst).
+unparked() {
+	i=0
+	while [ $i -lt 15 ]; do
+		parked | awk '{ exit !($2 == $4) }' && return 0
+		sleep 1
+		i=$((i + 1))
+	done
+	echo "# still parked on node 1: $(parked)"
+	return 1
+}
+
+echo "1..3"
 t "data link of node 1 down 1 s, then 8 s, under $msgs messages: each once, in order" \
 	'stress_with "rds-peer -t 30 1 \"/tests/ib_flap.sh flap $pa 1\"" \
 		     "rds-peer -t 30 1 \"/tests/ib_flap.sh flap $pa 8\""'
+t "node 1 destroyed every cm_id it parked while its link was down" unparked
 t "rxe device of node 1 deleted, added 2 s later, under $msgs messages: each once, in order" \
 	'stress_with "rds-peer -t 120 1 \"/tests/ib_flap.sh devcycle $pa\""'
 exit $fail
