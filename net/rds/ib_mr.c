@@ -778,7 +778,12 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 	init_completion(&md->md_cm_done);
 	init_waitqueue_head(&md->md_sq_wait);
 	INIT_WORK(&md->md_recover_work, rds_ib_mr_recover_worker);
-	xa_init(&md->md_keys);
+	/*
+	 * IRQ-safe, as every other user takes it (xa_lock_irqsave()): an
+	 * insert that must allocate drops the lock the same way, so its
+	 * GFP_KERNEL allocation never runs with interrupts or BHs off.
+	 */
+	xa_init_flags(&md->md_keys, XA_FLAGS_LOCK_IRQ);
 	INIT_LIST_HEAD(&md->md_unknown);
 	atomic64_set(&md->md_reg_seq, 0);
 	md->md_key_window = rds_ib_mr_key_window;
@@ -1526,7 +1531,7 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 	 * the post: an asynchronous completion may make it live at once.
 	 */
 	atomic_set(&mr->m_refs, 2);
-	ret = xa_insert_bh(&md->md_keys, mr->m_rkey, mr, GFP_KERNEL);
+	ret = xa_insert_irq(&md->md_keys, mr->m_rkey, mr, GFP_KERNEL);
 	if (ret) {
 		ret = -ENOMEM;
 		goto out_put;
@@ -1583,7 +1588,7 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 	return mr;
 
 out_erase:
-	xa_erase_bh(&md->md_keys, mr->m_rkey);
+	xa_erase_irq(&md->md_keys, mr->m_rkey);
 out_put:
 	/* Nothing was posted: the MR's key is as free as it was. */
 	mr->m_key_state = RDS_IB_KEY_FREE;
