@@ -220,15 +220,18 @@ int rds_bind(struct socket *sock, struct sockaddr *uaddr, int addr_len)
 
 	trans = rs->rs_transport;
 	if (trans) {
-		if (!trans->laddr_check ||
-		    trans->laddr_check(sock_net(sk), &addr, scope_id)) {
-			ret = -ENOPROTOOPT;
+		ret = trans->laddr_check ?
+		      trans->laddr_check(sock_net(sk), &addr, scope_id) : -1;
+		if (ret) {
+			/* Out of memory is not "this transport cannot". */
+			if (ret != -ENOMEM)
+				ret = -ENOPROTOOPT;
 			goto out;
 		}
 	} else {
 		trans = rds_trans_get_preferred(sock_net(sk), &addr, scope_id);
-		if (!trans) {
-			ret = -EADDRNOTAVAIL;
+		if (IS_ERR(trans)) {
+			ret = PTR_ERR(trans);
 			goto out;
 		}
 	}

@@ -236,6 +236,7 @@ static struct rds_ib_device *rds_ib_addr_device(const struct in6_addr *addr,
 	struct sockaddr_storage ss = {};
 	struct rds_ib_device *rid = ERR_PTR(-EADDRNOTAVAIL);
 	struct rdma_cm_id *id;
+	int ret;
 
 	if (ipv6_addr_v4mapped(addr)) {
 		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
@@ -254,8 +255,11 @@ static struct rds_ib_device *rds_ib_addr_device(const struct in6_addr *addr,
 			    RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id))
 		return ERR_CAST(id);
-	if (!rdma_bind_addr(id, (struct sockaddr *)&ss) && id->device)
+	ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
+	if (!ret && id->device)
 		rid = rds_ib_device_get(id->device) ?: rid;
+	else if (ret == -ENOMEM)
+		rid = ERR_PTR(-ENOMEM);
 	rdma_destroy_id(id);
 	return rid;
 }
@@ -316,7 +320,9 @@ static int rds_ib_laddr_check(struct net *net, const struct in6_addr *addr,
  * the device client), so an address moved to another HCA is found again.
  * Any context that may sleep on a miss: process context.
  *
- * Return: the record with a reference, or NULL.
+ * Return: the record with a reference, ERR_PTR(-ENOMEM), or
+ * ERR_PTR(-EADDRNOTAVAIL) when no device of ours has the address (any
+ * more).
  */
 struct rds_ib_device *rds_ib_sock_device(struct rds_sock *rs)
 {
@@ -335,7 +341,7 @@ struct rds_ib_device *rds_ib_sock_device(struct rds_sock *rs)
 
 	rid = rds_ib_addr_device(&rs->rs_bound_addr, rs->rs_bound_scope_id);
 	if (IS_ERR(rid))
-		return NULL;
+		return rid;
 	/* Only our sockets call ->sock_release() on us. */
 	if (rs->rs_transport != &rds_ib_transport)
 		return rid;

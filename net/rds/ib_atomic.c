@@ -319,8 +319,8 @@ int rds_ib_atomic_check(struct rds_sock *rs, struct rds_connection *conn,
 	int ret = 0;
 
 	rid = rds_ib_sock_device(rs);
-	if (!rid)
-		return -EOPNOTSUPP;
+	if (IS_ERR(rid))
+		return PTR_ERR(rid) == -ENOMEM ? -ENOMEM : -EOPNOTSUPP;
 	if (rid->rid_iwarp || rid->rid_atomic_cap == IB_ATOMIC_NONE)
 		ret = -EOPNOTSUPP;
 	rds_ib_device_put(rid);

@@ -1849,9 +1849,9 @@ int rds_ib_get_mr(struct rds_sock *rs, struct rds_mr *mr,
 	struct rds_ib_mr *ibmr;
 
 	rid = rds_ib_sock_device(rs);
-	if (!rid) {
+	if (IS_ERR(rid)) {
 		rds_mr_put(mr);		/* the reference rds.ko handed us */
-		return -ENODEV;
+		return PTR_ERR(rid) == -ENOMEM ? -ENOMEM : -ENODEV;
 	}
 	/* Before the post: the completion may come before we return. */
 	if (mr->r_reg_async)
@@ -1942,7 +1942,7 @@ void rds_ib_flush_mrs(struct rds_sock *rs)
 	struct rds_ib_mr_dev *md;
 
 	rid = rds_ib_sock_device(rs);
-	if (!rid)
+	if (IS_ERR(rid))
 		return;
 	md = rds_ib_mr_dev_find(rid);
 	if (md) {

@@ -108,13 +108,16 @@ struct rds_transport *rds_trans_get(int t_type)
  * the loopback transport, in any namespace and without asking the others,
  * as in-tree; no RDMA device ever owns one.
  *
- * Return: the transport with its module pinned, or NULL if none can.
+ * Return: the transport with its module pinned, ERR_PTR(-ENOMEM) if a
+ * transport could not tell for lack of memory and none other took the
+ * address, or ERR_PTR(-EADDRNOTAVAIL).
  */
 struct rds_transport *rds_trans_get_preferred(struct net *net,
 					      const struct in6_addr *addr,
 					      __u32 scope_id)
 {
-	struct rds_transport *t, *found = NULL;
+	struct rds_transport *t, *found = ERR_PTR(-EADDRNOTAVAIL);
+	int ret;
 
 	if (rds_addr_is_loopback(addr)) {
 		__module_get(rds_loop_transport.t_owner);
@@ -125,10 +128,13 @@ struct rds_transport *rds_trans_get_preferred(struct net *net,
 	list_for_each_entry(t, &rds_transports, t_item) {
 		if (!t->laddr_check || !try_module_get(t->t_owner))
 			continue;
-		if (!t->laddr_check(net, addr, scope_id)) {
+		ret = t->laddr_check(net, addr, scope_id);
+		if (!ret) {
 			found = t;
 			break;
 		}
+		if (ret == -ENOMEM)
+			found = ERR_PTR(-ENOMEM);
 		module_put(t->t_owner);
 	}
 	up_read(&rds_trans_sem);
