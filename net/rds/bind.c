@@ -190,7 +190,8 @@ static int rds_bind_parse(const struct sockaddr *uaddr, int addr_len,
  *   %-EINVAL - bad address or length, already bound, or port 1;
  *   %-EADDRNOTAVAIL - no transport can serve the address;
  *   %-ENOPROTOOPT - the transport set with SO_RDS_TRANSPORT cannot;
- *   %-EADDRINUSE - the port (or every port) is taken.
+ *   %-EADDRINUSE - the port (or every port) is taken;
+ *   %-ENOMEM.
  */
 int rds_bind(struct socket *sock, struct sockaddr *uaddr, int addr_len)
 {

@@ -310,7 +310,7 @@ static void rds_ib_atomic_done(struct ib_cq *cq, struct ib_wc *wc)
  * @conn: the connection (unused: the device is the socket's)
  * @masked: a MASKED_* op (emulated where the device lacks them)
  *
- * Process context.  Return: 0 or -EOPNOTSUPP.
+ * Process context.  Return: 0, -EOPNOTSUPP, or -ENOMEM (device lookup).
  */
 int rds_ib_atomic_check(struct rds_sock *rs, struct rds_connection *conn,
 			bool masked)

@@ -1532,6 +1532,8 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 	 */
 	atomic_set(&mr->m_refs, 2);
 	ret = xa_insert_irq(&md->md_keys, mr->m_rkey, mr, GFP_KERNEL);
+	/* -EBUSY: a key handed out twice, a bug of ours. */
+	WARN_ON_ONCE(ret == -EBUSY);
 	if (ret) {
 		ret = -ENOMEM;
 		goto out_put;

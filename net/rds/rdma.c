@@ -1134,7 +1134,8 @@ int rds_cmsg_rdma(struct rds_sock *rs, struct rds_message *rm,
  * @rm: message
  * @conn: connection chosen for it
  *
- * Return: 0, or -EOPNOTSUPP (no RDMA/atomics there).
+ * Return: 0, -EOPNOTSUPP (no RDMA/atomics there), or the transport's
+ * errno (-ENOMEM).
  */
 int rds_rdma_check_send(struct rds_sock *rs, struct rds_message *rm,
 			struct rds_connection *conn)

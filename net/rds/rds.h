@@ -769,8 +769,9 @@ struct rds_mr {
  * @t_abi: RDS_TRANSPORT_ABI the transport was built for
  * @t_owner: module that implements it; pinned while sockets use it
  * @t_item: entry in the transport list (rds.ko)
- * @laddr_check: 0 if this transport can bind @addr, -EADDRNOTAVAIL otherwise
- *	(process context, may sleep)
+ * @laddr_check: 0 if this transport can bind @addr, -EADDRNOTAVAIL (or
+ *	-EPROTOTYPE) if it cannot, -ENOMEM if it could not tell for lack of
+ *	memory: rds.ko passes that one on (process context, may sleep)
  * @conn_alloc: allocate the transport half of every path of @conn and set
  *	cp_transport_data (process or atomic context as @gfp says; must not
  *	start any I/O)
@@ -889,8 +890,9 @@ struct rds_mr {
  *	the transport is registered for the whole call)
  * @atomic_check: optional: can the device behind @rs (and @conn, which may
  *	not be connected yet) do the atomic; @masked: a MASKED_* op (the
- *	transport may emulate it).  0, or -EOPNOTSUPP which sendmsg() returns
- *	(never a false success on a device without atomics).  Process
+ *	transport may emulate it).  0, -EOPNOTSUPP which sendmsg() returns
+ *	(never a false success on a device without atomics), or -ENOMEM
+ *	when the device could not be looked up for lack of memory.  Process
  *	context.  NULL with @xmit_atomic set: always possible.
  * @sock_release: optional: the socket is being released (close()); drop
  *	what the transport cached in it (rs_trans_dev).  Process context.
