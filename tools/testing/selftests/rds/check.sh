@@ -141,6 +141,15 @@ if [ -z "$only" ] || [ "$only" = stock ]; then
 	fi
 fi
 
+# The failures again, last, where a reader of the log's tail sees them.
+for f in "${failed[@]}"; do
+	case "$f" in
+	tier-*) t=${f#tier-}
+		note "$f:"
+		grep -aE '^  [^ ]+: not ok |^    # |^not ok |^    [^ ].*(BUG|WARNING|KASAN|UBSAN|kmemleak|lockdep)' \
+			"$b/vm-${t%-*}-${t##*-}.log" 2>/dev/null | head -n 12 ;;
+	esac
+done
 note "finished in $(( $(date +%s) - t0 )) s"
 [ ${#failed[@]} -eq 0 ] || note "failed: ${failed[*]}"
 echo "$pass passed, $fail failed, $skip skipped"

@@ -183,7 +183,7 @@ root=$work/root
 mkdir -p "$root"/{bin,lib/modules-base,lib/rds/ours,tests,usr/bin}
 cp /bin/busybox "$root/bin/busybox"
 cp "$here/vm/init" "$root/init"
-for f in rds-peer rds-mods rds-reboot rds-shutdown rds-reap rds-dataif; do
+for f in rds-peer rds-mods rds-reboot rds-shutdown rds-reap rds-dataif rds-tap.sh rds-counter; do
 	cp "$here/vm/$f" "$root/usr/bin/$f"
 done
 cp "$b/rdsvm" "$b/rds_demo" "$b/jsoncheck" "$root/usr/bin/"
@@ -454,7 +454,16 @@ while read -r name _; do
 	sub_skip=$(printf '%s\n' "$body" | grep -Ec '^ok [0-9]+ .*# SKIP' || true)
 	sub_fail=$(printf '%s\n' "$body" | grep -Ec '^not ok [0-9]+ ' || true)
 	if [ $((sub_ok + sub_fail)) -gt 0 ]; then
-		printf '%s\n' "$body" | grep -E '^(not )?ok [0-9]+ ' | sed "s/^/  $name: /"
+		# each subtest's verdict; under a failed one, the last few
+		# diagnostic lines it printed (the failed expectations)
+		printf '%s\n' "$body" | awk -v n="$name" '
+			/^(not )?ok [0-9]+ / {
+				print "  " n ": " $0
+				if ($1 == "not")
+					for (i = (k > 6 ? k - 6 : 0); i < k; i++)
+						print "    " d[i % 6]
+				k = 0; next }
+			/^#/ { d[k % 6] = $0; k++ }'
 		pass=$((pass + sub_ok - sub_skip)); skip=$((skip + sub_skip)); fail=$((fail + sub_fail))
 		if [ "$rc" != 0 ] && [ "$rc" != 4 ] && [ "$sub_fail" = 0 ]; then
 			result fail "$name" "exit $rc"
