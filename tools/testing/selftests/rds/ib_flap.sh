@@ -27,9 +27,6 @@
 #   ib_flap.sh flap ADDR SECONDS   data link down for SECONDS, then up
 #   ib_flap.sh devcycle ADDR       rdma link delete rxe0, add it 2 s later
 #   ib_flap.sh restore ADDR        data link up, rxe0 present
-la=$RDS_LOCAL_ADDR
-pa=$RDS_PEER_ADDR
-
 case "$1" in
 flap|devcycle|restore)
 	d=$(rds-dataif "$2") || { echo "no device with $2" >&2; exit 2; }
@@ -47,27 +44,18 @@ flap|devcycle|restore)
 	;;
 esac
 
-[ -n "$la" ] && [ -n "$pa" ] || { echo "1..0 # SKIP no cluster"; exit 4; }
-cd /tests || exit 1
-[ -x ./rds_stress ] || { echo "1..0 # SKIP rds_stress missing"; exit 4; }
+# shellcheck source=SCRIPTDIR/vm/rds-tap.sh
+. rds-tap.sh
+tap_cluster rds_stress
 msgs=${FLAP_MSGS:-20000}
 
-n=0
-fail=0
-t() {
-	n=$((n + 1))
-	if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fail=1; fi
-}
-resets() {
-	rds-info -c 2>/dev/null | awk '$1 == "conn_reset" { print $2 }'
-}
 trap 'rds-peer -t 60 1 "/tests/ib_flap.sh restore $pa" >/dev/null 2>&1' EXIT
 
 # stress_with ACTION...: rds_stress in the background and, once traffic
 # flows, the ACTIONs (shell code, usually through rds-peer) one after the
 # other; the verdict is rds_stress's.
 stress_with() {
-	r0=$(resets)
+	r0=$(rds-counter conn_reset)
 	RDS_STRESS_MSGS=$msgs timeout -s KILL 600 ./rds_stress -v peer4 \
 		>/tmp/ib_flap.out 2>&1 &
 	sp=$!
@@ -79,22 +67,25 @@ stress_with() {
 	rc=$?
 	grep -E "^(not )?ok|flow|failed|bad|recv [0-9]" /tmp/ib_flap.out |
 		sed 's/^/# /' | head -n 20
-	echo "# connection resets on node 0: $(( $(resets) - r0 ))"
+	echo "# connection resets on node 0: $(( $(rds-counter conn_reset) - r0 ))"
 	echo "# node 1: $(parked)"
 	return $rc
 }
 
 # node 1's ib_cm_id_parked and ib_cm_id_unparked counters
 parked() {
-	rds-peer 1 "rds-info -c" 2>/dev/null |
-		awk '$1 ~ /^ib_cm_id_/ { printf "%s %s ", $1, $2 }'
+	# shellcheck disable=SC2046 # two numbers
+	set -- $(rds-counter -n 1 ib_cm_id_parked ib_cm_id_unparked)
+	echo "ib_cm_id_parked $1 ib_cm_id_unparked $2 "
 }
 # Every cm_id node 1 parked while its link was down is destroyed once the
 # link is back (PORT_ACTIVE, or the recheck 5 s later at worst).
 unparked() {
 	i=0
 	while [ $i -lt 15 ]; do
-		parked | awk '{ exit !($2 == $4) }' && return 0
+		# shellcheck disable=SC2046 # two numbers
+		set -- $(rds-counter -n 1 ib_cm_id_parked ib_cm_id_unparked)
+		[ "$1" = "$2" ] && return 0
 		sleep 1
 		i=$((i + 1))
 	done

@@ -29,20 +29,15 @@
 #
 #   ib_lossy.sh netem ADDR ARGS...   (internal) rds_netem on the data link
 #                                    of this node, the one holding ADDR
-la=$RDS_LOCAL_ADDR
-pa=$RDS_PEER_ADDR
-
 if [ "$1" = netem ]; then
 	d=$(rds-dataif "$2") || { echo "no device with $2" >&2; exit 2; }
 	shift 2
 	exec /tests/rds_netem "$d" "$@"
 fi
 
-[ -n "$la" ] && [ -n "$pa" ] || { echo "1..0 # SKIP no cluster"; exit 4; }
-cd /tests || exit 1
-for p in rds_netem rds_stress rdma_stress; do
-	[ -x ./$p ] || { echo "1..0 # SKIP $p missing"; exit 4; }
-done
+# shellcheck source=SCRIPTDIR/vm/rds-tap.sh
+. rds-tap.sh
+tap_cluster rds_netem rds_stress rdma_stress
 dataif=$(rds-dataif "$la") || { echo "1..0 # SKIP no data link"; exit 4; }
 
 MSGS=${LOSSY_MSGS:-250}
@@ -100,7 +95,7 @@ fi
 netem_off >/dev/null 2>&1
 
 # rxe's view of retransmission, both nodes: one line "name value" per counter.
-RXE_CNT="cd /sys/class/infiniband/rxe0/ports/1/hw_counters 2>/dev/null && for f in out_of_seq_request duplicate_request rcvd_seq_err completer_retry_err retry_exceeded_err rcvd_rnr_err; do echo \$f \$(cat \$f 2>/dev/null || echo 0); done; rds-info -c 2>/dev/null | grep '^conn_reset '"
+RXE_CNT="cd /sys/class/infiniband/rxe0/ports/1/hw_counters 2>/dev/null && for f in out_of_seq_request duplicate_request rcvd_seq_err completer_retry_err retry_exceeded_err rcvd_rnr_err; do echo \$f \$(cat \$f 2>/dev/null || echo 0); done; rds-counter conn_reset | sed 's/^/conn_reset /'"
 counters() { # FILE: node 0's and node 1's counters, prefixed n0/n1
 	{ sh -c "$RXE_CNT" | sed 's/^/n0 /'
 	  rds-peer -t 20 1 "$RXE_CNT" | sed 's/^/n1 /'; } >"$1" 2>/dev/null
@@ -179,15 +174,12 @@ run_tool /tmp/lossy.msg env RDS_STRESS_MSGS=20 ./rds_stress -v peer4
 echo "# warm-up: messages $(secs $took) s (status $trc)"
 run_tool /tmp/lossy.rdma env RDMA_STRESS_OPS=8 RDMA_STRESS_READ_EVERY="$READ_EVERY" ./rdma_stress -v ipv4
 echo "# warm-up: rdma $(secs $took) s (status $trc)"
-n=0
-fail=0
 base=
 summary=
 echo "$mixes" >/tmp/lossy.mixes
 exec 3</tmp/lossy.mixes
 # (fd 3: the tools and rds-peer must not eat the list from stdin)
 while IFS='|' read -r name args <&3; do
-	n=$((n + 1))
 	why=
 	counters /tmp/lossy.c0
 	if [ -n "$args" ]; then
@@ -235,11 +227,10 @@ while IFS='|' read -r name args <&3; do
 			grep -v '^ok \|^TAP\|^1\.\.' "$f" | tail -n 40 | sed 's/^/#   /'
 		done
 		: >/tmp/lossy.msg; : >/tmp/lossy.rdma
-		echo "not ok $n $name # $why"
-		fail=1
+		nok "$name # $why"
 	else
 		: >/tmp/lossy.msg; : >/tmp/lossy.rdma
-		echo "ok $n $name"
+		ok "$name"
 	fi
 	summary="$summary${summary:+; }$name $(secs $total) s (${ratio}x)"
 done

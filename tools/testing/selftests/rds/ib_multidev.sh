@@ -11,34 +11,20 @@
 # the address of a removed device can no longer be bound (EADDRNOTAVAIL)
 # and works again once the device is back.  rxe1 is removed at the end so
 # that later tests of the same boot see one device again.
-la=$RDS_LOCAL_ADDR
+# shellcheck source=SCRIPTDIR/vm/rds-tap.sh
+. rds-tap.sh
+tap_cluster ib_msg
 slow=1
 [ "$RDS_KERNEL" = debug ] && slow=2
-pa=$RDS_PEER_ADDR
-[ -n "$la" ] && [ -n "$pa" ] || { echo "1..0 # SKIP no cluster"; exit 4; }
-cd /tests || exit 1
-[ -x ./ib_msg ] || { echo "1..0 # SKIP ib_msg missing"; exit 4; }
 
 # The control link carries 203.0.113.(node + 1) (vm/init).
 la2=203.0.113.1
 pa2=203.0.113.2
-ifof() { # ADDR: the netdev carrying ADDR on this node
-	for d in /sys/class/net/*; do
-		ip -4 addr show dev "${d##*/}" 2>/dev/null | grep -q "inet $1/" &&
-			echo "${d##*/}"
-	done
-}
-ctlif=$(ifof $la2)
-peerctl=$(rds-peer 1 "for d in /sys/class/net/*; do ip -4 addr show dev \${d##*/} | grep -q 'inet $pa2/' && echo \${d##*/}; done")
+ctlif=$(rds-dataif $la2)
+peerctl=$(rds-peer 1 "rds-dataif $pa2")
 [ -n "$ctlif" ] && [ -n "$peerctl" ] ||
 	{ echo "1..0 # SKIP no control link"; exit 4; }
 
-n=0
-fail=0
-t() {
-	n=$((n + 1))
-	if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fail=1; fi
-}
 add_local() { rdsvm link-add rxe1 rxe "$ctlif"; }
 add_peer() { rds-peer 1 "rdsvm link-add rxe1 rxe $peerctl"; }
 del_local() { timeout 90 rdsvm link-del rxe1; }

@@ -8,18 +8,10 @@
 # reject/retry duel): both sides' messages are answered within a bound,
 # five rounds in a row, over IPv4 and then IPv6.  Works against our peer
 # and the in-tree one (RDS_PEER_MODS).
-la=$RDS_LOCAL_ADDR
-pa=$RDS_PEER_ADDR
-[ -n "$la" ] && [ -n "$pa" ] || { echo "1..0 # SKIP no cluster"; exit 4; }
-cd /tests || exit 1
-[ -x ./ib_msg ] || { echo "1..0 # SKIP ib_msg missing"; exit 4; }
+# shellcheck source=SCRIPTDIR/vm/rds-tap.sh
+. rds-tap.sh
+tap_cluster ib_msg
 
-n=0
-fail=0
-t() {
-	n=$((n + 1))
-	if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fail=1; fi
-}
 reload() {
 	timeout 90 rds-mods unload && rds-mods load ours &&
 		rds-peer 1 "timeout 90 rds-mods unload && rds-mods load $RDS_PEER_MODS"
@@ -59,6 +51,6 @@ if [ -n "$RDS_LOCAL_ADDR6" ]; then
 	t "IPv6: five simultaneous first contacts resolve" \
 		'rounds "$RDS_LOCAL_ADDR6" "$RDS_PEER_ADDR6"'
 else
-	n=$((n + 1)); echo "ok $n # SKIP no IPv6"
+	skip "" "no IPv6"
 fi
 exit $fail

@@ -5,18 +5,10 @@
 # `rdma link delete` of the device, unload/reload of our modules, and a
 # reload of the peer's modules (ours or Debian's in-tree ones); after each,
 # messages must flow again (reconnect).  Uses ib_msg for the traffic.
-la=$RDS_LOCAL_ADDR
-pa=$RDS_PEER_ADDR
-[ -n "$la" ] && [ -n "$pa" ] || { echo "1..0 # SKIP no cluster"; exit 4; }
-cd /tests || exit 1
-[ -x ./ib_msg ] || { echo "1..0 # SKIP ib_msg missing"; exit 4; }
+# shellcheck source=SCRIPTDIR/vm/rds-tap.sh
+. rds-tap.sh
+tap_cluster ib_msg
 
-n=0
-fail=0
-t() {
-	n=$((n + 1))
-	if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fail=1; fi
-}
 peer_echo() {
 	rds-peer 1 "/tests/ib_msg echo $pa 4000 300 >/dev/null 2>&1 &" && sleep 1
 }

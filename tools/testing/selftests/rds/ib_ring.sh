@@ -30,19 +30,10 @@
 # header the HCA never wrote, or an earlier message delivered again: see
 # rds.rst, Receive integrity checks) must stay 0 on both nodes outside
 # case 2.
-la=$RDS_LOCAL_ADDR
-pa=$RDS_PEER_ADDR
-[ -n "$la" ] && [ -n "$pa" ] || { echo "1..0 # SKIP no cluster"; exit 4; }
-cd /tests || exit 1
-[ -x ./rds_stress ] || { echo "1..0 # SKIP rds_stress missing"; exit 4; }
+# shellcheck source=SCRIPTDIR/vm/rds-tap.sh
+. rds-tap.sh
+tap_cluster rds_stress
 msgs=${IB_RING_MSGS:-4000}
-
-n=0
-fail=0
-t() {
-	n=$((n + 1))
-	if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fail=1; fi
-}
 
 # setup PARAMS: reload our modules on both nodes with module PARAMS and
 # small rings of sizes that are not powers of two.
@@ -84,21 +75,15 @@ flip_stop() {
 unload_both() {
 	rds-mods unload && rds-peer 1 "rds-mods unload"
 }
-counter() { # NAME: our IB counter on this node
-	rds-info -c 2>/dev/null | awk -v n="$1" '$1 == n { print $2 }'
-}
-peer_counter() { # NAME: the same on node 1
-	rds-peer -t 20 1 "rds-info -c" 2>/dev/null | awk -v n="$1" '$1 == n { print $2 }'
-}
 
 # The receive side's counters of both nodes, as a TAP comment.
 ring_counters() {
-	echo "# node 0: $(for c in ib_rx_refill_from_thread ib_rx_inc_reserve_used conn_reset recv_drop_old_seq ib_rx_ring_empty ib_rx_stale_header ib_rx_stale_seq; do printf '%s=%s ' $c "$(counter $c)"; done)"
-	echo "# node 1: ib_rx_stale_header=$(peer_counter ib_rx_stale_header) ib_rx_stale_seq=$(peer_counter ib_rx_stale_seq)"
+	echo "# node 0: $(for c in ib_rx_refill_from_thread ib_rx_inc_reserve_used conn_reset recv_drop_old_seq ib_rx_ring_empty ib_rx_stale_header ib_rx_stale_seq; do printf '%s=%s ' $c "$(rds-counter $c)"; done)"
+	echo "# node 1: ib_rx_stale_header=$(rds-counter -n 1 ib_rx_stale_header) ib_rx_stale_seq=$(rds-counter -n 1 ib_rx_stale_seq)"
 }
 no_stale() {
 	for c in ib_rx_stale_header ib_rx_stale_seq; do
-		[ "$(counter $c)" = 0 ] && [ "$(peer_counter $c)" = 0 ] || return 1
+		[ "$(rds-counter $c)" = 0 ] && [ "$(rds-counter -n 1 $c)" = 0 ] || return 1
 	done
 }
 
@@ -111,8 +96,8 @@ t "wrap: unload on both nodes (no page left accounted)" 'unload_both'
 t "replay: every 500th message replaced by an earlier one" \
 	'setup "rds_ib_recv_replay_every=500"'
 t "replay: detected, connection rebuilt, $msgs messages each way exactly once" \
-	'stress; r=$?; ring_counters; [ $r = 0 ] && [ "$(counter ib_rx_stale_seq)" -gt 0 ] && [ "$(peer_counter ib_rx_stale_seq)" -gt 0 ] &&
-	 [ "$(counter ib_rx_stale_header)" = 0 ] && [ "$(peer_counter ib_rx_stale_header)" = 0 ]'
+	'stress; r=$?; ring_counters; [ $r = 0 ] && [ "$(rds-counter ib_rx_stale_seq)" -gt 0 ] && [ "$(rds-counter -n 1 ib_rx_stale_seq)" -gt 0 ] &&
+	 [ "$(rds-counter ib_rx_stale_header)" = 0 ] && [ "$(rds-counter -n 1 ib_rx_stale_header)" = 0 ]'
 t "replay: unload on both nodes (no page left accounted)" 'unload_both'
 # Case 3 only with IB_RING_REFILL=1: on stock it delivered a message with
 # another flow's payload in 1 of 2 full checks on 2026-12-05 (no reconnect;
@@ -121,15 +106,14 @@ if [ "${IB_RING_REFILL:-0}" != 1 ]; then
 	for c in "small rings, refill worker forced, slot window widened" \
 		 "$msgs hashed messages each way, in order, exactly once" \
 		 "unload on both nodes (no page left accounted)"; do
-		n=$((n + 1))
-		echo "ok $n refill race: $c # SKIP IB_RING_REFILL=1 runs it (open corruption)"
+		skip "refill race: $c" "IB_RING_REFILL=1 runs it (open corruption)"
 	done
 else
 t "refill race: small rings, refill worker forced, slot window widened" \
 	'setup "rds_ib_ring_seq_start=0 rds_ib_recv_fail_every=2 rds_ib_recv_delay_us=1000"'
 flip_start
 t "refill race: $msgs hashed messages each way, in order, exactly once" \
-	'stress; r=$?; ring_counters; [ $r = 0 ] && [ "$(counter ib_rx_refill_from_thread)" -gt 0 ] && no_stale'
+	'stress; r=$?; ring_counters; [ $r = 0 ] && [ "$(rds-counter ib_rx_refill_from_thread)" -gt 0 ] && no_stale'
 flip_stop
 t "refill race: unload on both nodes (no page left accounted)" 'unload_both'
 fi

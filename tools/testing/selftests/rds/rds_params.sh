@@ -23,11 +23,8 @@ mods=/lib/rds/ours
 grep -q "^rds_rdma " /proc/modules ||
 	{ echo "1..0 # SKIP rds_rdma is not loaded"; exit 4; }
 
-n=0
-fail=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-nok() { n=$((n + 1)); echo "not ok $n $1"; [ -n "$2" ] && echo "# $2"; fail=1; }
-t() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+# shellcheck source=SCRIPTDIR/vm/rds-tap.sh
+. rds-tap.sh
 
 # wr FILE VALUE: write VALUE (one write), print the shell's error, if any.
 wr() { (echo "$2" > "$1") 2>&1; }

@@ -17,18 +17,10 @@
 #     counters go up;
 #   - the peer reloading its modules is seen as peer_disconnect (its
 #     rdma_disconnect) or peer_restart (its new REQ while we were UP).
-la=$RDS_LOCAL_ADDR
-pa=$RDS_PEER_ADDR
-[ -n "$la" ] && [ -n "$pa" ] || { echo "1..0 # SKIP no cluster"; exit 4; }
-cd /tests || exit 1
-
-n=0
-fail=0
-t() {
-	n=$((n + 1))
-	if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fail=1; fi
-}
-skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
+# shellcheck source=SCRIPTDIR/vm/rds-tap.sh
+. rds-tap.sh
+# shellcheck disable=SC2119 # no program to check
+tap_cluster
 
 # tracefs: /sys/kernel/tracing (init mounts it), else mount it here.
 tr=/sys/kernel/tracing
