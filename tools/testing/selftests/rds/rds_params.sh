@@ -169,7 +169,7 @@ default $P/rds_rdma/parameters/rds_ib_mr_key_window 16777216
 
 # The writable ones of rds_rdma.ko, live.
 for p in rds_ib_inv_batch rds_ib_inv_flush_us rds_ib_inv_force_local \
-	 rds_ib_atomic_force_emul; do
+	 rds_ib_atomic_force_emul rds_ib_atomic_emul_tries; do
 	t "rds_rdma/$p is 0644" '[ "$(stat -c %a $P/rds_rdma/parameters/$p)" = 644 ]'
 done
 W=$P/rds_rdma/parameters
@@ -200,6 +200,13 @@ default $W/rds_ib_atomic_force_emul N
 good $W/rds_ib_atomic_force_emul y Y
 bad $W/rds_ib_atomic_force_emul 2
 good $W/rds_ib_atomic_force_emul 0 N
+default $W/rds_ib_atomic_emul_tries 1024
+good $W/rds_ib_atomic_emul_tries 1
+good $W/rds_ib_atomic_emul_tries 65536
+bad $W/rds_ib_atomic_emul_tries 0
+bad $W/rds_ib_atomic_emul_tries 65537
+bad $W/rds_ib_atomic_emul_tries -1
+good $W/rds_ib_atomic_emul_tries 1024
 # The local ACK timeout of new connections.
 t "rds_rdma/rds_ib_ack_timeout is 0644" '[ "$(stat -c %a $W/rds_ib_ack_timeout)" = 644 ]'
 default $W/rds_ib_ack_timeout 0
@@ -319,6 +326,7 @@ for pv in rds_ib_retry_count=8 rds_ib_retry_count=-1 rds_ib_retry_count=x \
 	  rds_ib_inv_batch=0 rds_ib_inv_batch=65 \
 	  rds_ib_inv_flush_us=100001 rds_ib_inv_flush_us=1e3 \
 	  rds_ib_inv_force_local=maybe rds_ib_atomic_force_emul=maybe \
+	  rds_ib_atomic_emul_tries=0 rds_ib_atomic_emul_tries=65537 \
 	  rds_ib_mr_key_window=255 rds_ib_mr_key_window=4294967296 \
 	  rds_ib_mr_park_every=1000001; do
 	refused rds_rdma "$pv"
@@ -326,7 +334,8 @@ done
 loads rds_rdma rds_ib_retry_count=0 rds_ib_mr_8k_pool_size=1 \
 	rds_ib_mr_1m_pool_size=1 rds_ib_inv_batch=1 rds_ib_inv_flush_us=0 \
 	rds_ib_inv_force_local rds_ib_atomic_force_emul \
-	rds_ib_mr_key_window=256 rds_ib_mr_park_every=1
+	rds_ib_mr_key_window=256 rds_ib_mr_park_every=1 \
+	rds_ib_atomic_emul_tries=1
 readback rds_rdma rds_ib_retry_count 0
 readback rds_rdma rds_ib_mr_8k_pool_size 1
 readback rds_rdma rds_ib_mr_1m_pool_size 1
@@ -336,11 +345,13 @@ readback rds_rdma rds_ib_inv_force_local Y
 readback rds_rdma rds_ib_atomic_force_emul Y
 readback rds_rdma rds_ib_mr_key_window 256
 readback rds_rdma rds_ib_mr_park_every 1
+readback rds_rdma rds_ib_atomic_emul_tries 1
 rmmod rds_rdma
 loads rds_rdma rds_ib_retry_count=7 rds_ib_mr_8k_pool_size=2147483647 \
 	rds_ib_mr_1m_pool_size=2147483647 rds_ib_inv_batch=64 \
 	rds_ib_inv_flush_us=100000 rds_ib_inv_force_local=n \
-	rds_ib_atomic_force_emul=0 rds_ib_mr_key_window=4294967295
+	rds_ib_atomic_force_emul=0 rds_ib_mr_key_window=4294967295 \
+	rds_ib_atomic_emul_tries=65536
 readback rds_rdma rds_ib_retry_count 7
 readback rds_rdma rds_ib_mr_8k_pool_size 2147483647
 readback rds_rdma rds_ib_mr_1m_pool_size 2147483647
@@ -349,6 +360,7 @@ readback rds_rdma rds_ib_inv_flush_us 100000
 readback rds_rdma rds_ib_inv_force_local N
 readback rds_rdma rds_ib_atomic_force_emul N
 readback rds_rdma rds_ib_mr_key_window 4294967295
+readback rds_rdma rds_ib_atomic_emul_tries 65536
 
 # Back to the defaults for whatever runs next.
 unload
