@@ -9,7 +9,10 @@
 #   KERNEL=stock|6.12 (default stock)
 #   RDS_BENCH_SECONDS per test (default 2), RDS_BENCH_ROUNDS (default 3),
 #   RDS_BENCH_SIZES for bw and RDMA (default 4K,64K,1M),
-#   RDS_BENCH_LAT_ITERS ib_send_lat iterations (default 1000)
+#   RDS_BENCH_LAT_ITERS ib_send_lat iterations (default 1000),
+#   RDS_BENCH_TESTS a comma list of the rds-bench tests (and their raw
+#   counterparts) to run
+#   (default rate,bw,rtt,rdma_write,rdma_read,atomic)
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../../.." && pwd)
 out=$top/build/bench
@@ -18,7 +21,8 @@ log=$out/run.log
 secs=${RDS_BENCH_SECONDS:-2}
 rounds=${RDS_BENCH_ROUNDS:-3}
 envs=()
-for v in RDS_BENCH_SECONDS RDS_BENCH_ROUNDS RDS_BENCH_SIZES RDS_BENCH_LAT_ITERS; do
+for v in RDS_BENCH_SECONDS RDS_BENCH_ROUNDS RDS_BENCH_SIZES RDS_BENCH_LAT_ITERS \
+	 RDS_BENCH_TESTS; do
 	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 done
 # The guest's limit: per round 12 + 11 rds-bench tests and 6 perftest
