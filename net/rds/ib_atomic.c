@@ -43,9 +43,17 @@
  * answers, and the message goes on without its atomic.
  *
  * The 8-byte result goes to the (8-byte aligned, pinned) local buffer;
- * the HCA writes it there.  The SEND that follows the atomic is fenced
- * (ib_rdma.c), so it leaves only once the atomic completed: when the
- * emulation loop runs, ->xmit_atomic() returns -EAGAIN until the loop
+ * the HCA writes it there.  The SEND that follows needs no fence: the
+ * responder executes the atomic before it processes the SEND (RC order),
+ * so the owner finds the word updated when the message arrives, and a
+ * retransmitted atomic is answered from the responder's atomic resources,
+ * not executed again; send completions come in queue order, so the SEND's
+ * reports the op only after the atomic's.  Unfenced, an atomic costs no
+ * round trip of its own and several are in flight at once (in-tree does
+ * not fence them either).  Only against a use-once key is the SEND fenced
+ * (ib_rdma.c), so the key dies, by SEND_WITH_INV or by its owner on
+ * receipt, only after the atomic completed at the requester too.  When
+ * the emulation loop runs, ->xmit_atomic() returns -EAGAIN until the loop
  * finished and kicks the send worker when it did: the SEND hold of
  * ib_rdma.c (rds_ib_msg_hold()), which a READ uses too.  The hold is a
  * marker in rm->m_final_op, not the loop's context, so nothing stays

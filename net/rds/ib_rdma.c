@@ -22,8 +22,9 @@
  *   (rds_ib_msg_unhold(), which kicks the path), and the next call
  *   returns 0, letting ->xmit() post the SEND.  Soft-RoCE on 6.12 and siw lose
  *   fenced SENDs behind READs (the SEND never goes out, nothing fails);
- *   holding it back costs the same round trip the fence costs.  Atomics
- *   keep IB_SEND_FENCE (ib_atomic.c).
+ *   holding it back costs the same round trip the fence costs.  An atomic
+ *   against a use-once key keeps IB_SEND_FENCE (ib_atomic.c); other
+ *   atomics need none.
  *
  * The SEND goes out as IB_WR_SEND_WITH_INV with the cookie's rkey when the
  * op is against a use-once key (op_use_once) and the connection negotiated
@@ -616,7 +617,8 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
  * @last: last fragment
  *
  * Called for every fragment.  Fences the first fragment behind an atomic
- * (a READ's SEND was held back until the READ completed instead), and
+ * against a use-once key (a READ's SEND was held back until the READ
+ * completed instead), and
  * makes the last one IB_WR_SEND_WITH_INV for a use-once key on a
  * negotiated connection.
  */
@@ -630,7 +632,7 @@ void rds_ib_rdma_prep_send(struct rds_ib_ep *ep, struct rds_message *rm,
 	wr->opcode = IB_WR_SEND;
 	if (!rdma && !atomic)
 		return;
-	if (first && atomic)
+	if (first && atomic && rm->atomic.op_use_once)
 		wr->send_flags |= IB_SEND_FENCE;
 	if (!last)
 		return;
