@@ -221,14 +221,15 @@ int rds_bind(struct socket *sock, struct sockaddr *uaddr, int addr_len)
 
 	trans = rs->rs_transport;
 	if (trans) {
-		ret = trans->laddr_check ?
-		      trans->laddr_check(sock_net(sk), &addr, scope_id) : -1;
-		if (ret) {
-			/* Out of memory is not "this transport cannot". */
-			if (ret != -ENOMEM)
-				ret = -ENOPROTOOPT;
+		/* A pinned transport must take the address itself. */
+		ret = -ENOPROTOOPT;
+		if (trans->laddr_check)
+			ret = trans->laddr_check(sock_net(sk), &addr, scope_id);
+		/* Out of memory is not "this transport cannot". */
+		if (ret && ret != -ENOMEM)
+			ret = -ENOPROTOOPT;
+		if (ret)
 			goto out;
-		}
 	} else {
 		trans = rds_trans_get_preferred(sock_net(sk), &addr, scope_id);
 		if (IS_ERR(trans)) {
