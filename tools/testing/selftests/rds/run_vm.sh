@@ -128,6 +128,10 @@ if [ "$build" = 1 ]; then
 	cp "$here/vm/splat/rds_selftest_warn.c" "$here/vm/splat/Kbuild" "$modb/splat/"
 	make -s -C "$kdir" M="$modb/splat" modules >"$modb/splat.log" 2>&1 ||
 		{ cat "$modb/splat.log" >&2; log "splat module build failed"; exit 1; }
+	mkdir -p "$modb/hostile"
+	cp "$here/vm/hostile/rds_hostile.c" "$here/vm/hostile/Kbuild" "$modb/hostile/"
+	make -s -C "$kdir" M="$modb/hostile" modules >"$modb/hostile.log" 2>&1 ||
+		{ cat "$modb/hostile.log" >&2; log "hostile module build failed"; exit 1; }
 	log "building tests"
 	if [ -f "$tsrc/Makefile" ]; then
 		make -s -C "$tsrc" O="$testb" >"$b/tests-build.log" 2>&1 ||
@@ -190,11 +194,12 @@ cp "$b/rdsvm" "$b/rds_demo" "$b/jsoncheck" "$root/usr/bin/"
 [ -d "$b/tools" ] && cp "$b/tools"/* "$root/usr/bin/"
 cp "$modb/src/net/rds/rds.ko" "$modb/src/net/rds/rds_rdma.ko" "$root/lib/rds/ours/"
 cp "$modb/splat/rds_selftest_warn.ko" "$root/tests/"
+cp "$modb/hostile/rds_hostile.ko" "$root/tests/"
 cp "$runlist" "$root/tests/run.list"
 # Test programs that other tests drive (ib_msg for the .sh recovery tests,
 # rdma_ops for rdma_useonce, rds_stress for ib_ring.sh, rds_netem and
 # rdma_stress for ib_lossy.sh) go in whether or not they were selected.
-for name in $(cut -d' ' -f1 "$runlist") ib_msg rdma_ops rds_stress rds_netem rdma_stress; do
+for name in $(cut -d' ' -f1 "$runlist") ib_msg rdma_ops rds_stress rds_netem rdma_stress rds_hostile_rx; do
 	for d in "$testb" "$tsrc" "$here/vm"; do
 		[ -x "$d/$name" ] && [ -f "$d/$name" ] && { cp "$d/$name" "$root/tests/"; break; }
 	done
