@@ -27,6 +27,9 @@
  *               once); the client issues fetch-and-adds of 1 on it and
  *               waits for their notifications; at the end the counter must
  *               equal the number of completed adds
+ *   atomic_silent the same with RDS_RDMA_SILENT: no message reaches the
+ *               server's socket, only the atomic goes out (not in the
+ *               default set: -m atomic_silent, or -m all)
  *
  * Keys are made by RDS_CMSG_RDMA_MAP on the request itself (-k map, the
  * default, which works with the in-tree module too) or by RDS_GET_MR with
@@ -74,10 +77,17 @@ struct bench_hdr {
 };
 
 enum test_kind { T_RATE, T_BW, T_RTT, T_RDMA_WRITE, T_RDMA_READ, T_ATOMIC,
-	T_NR };
+	T_ATOMIC_SILENT, T_NR };
 static const char *const test_names[T_NR] = {
 	"rate", "bw", "rtt", "rdma_write", "rdma_read", "atomic",
+	"atomic_silent",
 };
+
+/* Both atomic tests: fetch-adds on the server's counter. */
+static bool is_atomic(enum test_kind k)
+{
+	return k == T_ATOMIC || k == T_ATOMIC_SILENT;
+}
 
 enum status { ST_OK, ST_UNSUPPORTED, ST_FAILED };
 static const char *const status_names[] = { "ok", "unsupported", "failed" };
@@ -797,7 +807,9 @@ static void run_atomics(struct worker *w, int s, char *buf)
 				.local_addr = (uintptr_t)&sl[i].result,
 				.remote_addr = 0,
 				.fadd = { .add = 1 },
-				.flags = RDS_RDMA_NOTIFY_ME,
+				.flags = RDS_RDMA_NOTIFY_ME |
+					 (w->kind == T_ATOMIC_SILENT ?
+					  RDS_RDMA_SILENT : 0),
 				.user_token = i,
 			};
 			sl[i].sent = now_ns();
@@ -887,7 +899,7 @@ static void *worker_main(void *arg)
 		/* The clock starts once the connection is up. */
 		w->t_start = now_s();
 		w->end = w->t_start + duration;
-		if (w->kind == T_ATOMIC)
+		if (is_atomic(w->kind))
 			run_atomics(w, s, buf);
 		else
 			run_requests(w, s, buf);
@@ -966,7 +978,7 @@ static void run_test(enum test_kind kind, unsigned int size)
 	} while (running);
 	for (i = 0; i < nthreads; i++)
 		pthread_join(w[i].thread, NULL);
-	r->verified = kind == T_ATOMIC;
+	r->verified = is_atomic(kind);
 	{
 		double first = 0, last_stop = 0;
 
@@ -990,7 +1002,7 @@ static void run_test(enum test_kind kind, unsigned int size)
 			r->status = w[i].status;
 			snprintf(r->reason, sizeof(r->reason), "%s", w[i].reason);
 		}
-		if (kind == T_ATOMIC && !w[i].verified)
+		if (is_atomic(kind) && !w[i].verified)
 			r->verified = false;
 	}
 	if (n)
@@ -1057,7 +1069,7 @@ static void print_json(void)
 		if (r->ops)
 			printf(", \"latency_us\": {\"p50\": %.1f, \"p90\": %.1f, \"p99\": %.1f, \"max\": %.1f}",
 			       r->p50, r->p90, r->p99, r->max);
-		if (r->kind == T_ATOMIC)
+		if (is_atomic(r->kind))
 			printf(", \"verified\": %s", r->verified ? "true" : "false");
 		printf("}");
 	}
@@ -1264,7 +1276,7 @@ int main(int argc, char **argv)
 			for (i = 0; i < nsizes && !interrupted; i++)
 				run_test(k, sizes[i]);
 		} else {
-			run_test(k, k == T_ATOMIC ? 8 : sizeof(struct bench_hdr));
+			run_test(k, is_atomic(k) ? 8 : sizeof(struct bench_hdr));
 		}
 		if (!quiet && !json)
 			fprintf(stderr, "rds-bench: %s done\n", test_names[k]);

@@ -27,6 +27,7 @@ RAW_FOR = {
     "rdma_write": ("write_bw", "size"),
     "rdma_read": ("read_bw", "size"),
     "atomic": ("atomic_bw", None),
+    "atomic_silent": ("atomic_bw", None),
 }
 
 
@@ -90,7 +91,7 @@ def figure(test):
         return ("p50 RTT", "us", True)
     if test == "rate":
         return ("round trips", "/s", False)
-    if test == "atomic":
+    if test in ("atomic", "atomic_silent"):
         return ("fetch-adds", "op/s", False)
     return ("payload", "MB/s", False)
 
@@ -100,7 +101,7 @@ def rds_value(r):
         return None
     if r["test"] == "rtt":
         return r["latency_us"]["p50"]
-    if r["test"] in ("rate", "atomic"):
+    if r["test"] in ("rate", "atomic", "atomic_silent"):
         return r["ops_per_sec"]
     return r["mb_per_sec"]
 
@@ -214,14 +215,14 @@ def main():
     print("Ratios of medians; for p50 RTT lower is better (ours/raw 2.0 = twice the raw RTT),"
           " for the rest higher is better.")
     w = 26
-    hdr = (f'{"test":<10} {"size":>7} {"unit":>5} | {"ours":>{w}} | {"in-tree":>{w}} | {"raw":>{w}} |'
+    hdr = (f'{"test":<13} {"size":>7} {"unit":>5} | {"ours":>{w}} | {"in-tree":>{w}} | {"raw":>{w}} |'
            f' {"ours/raw":>8} {"in-tree/raw":>11} {"ours/in-tree":>12}')
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
         def rt(x):
             return f"{x:.2f}x" if x is not None else "-"
-        print(f'{r["test"]:<10} {r["size"]:>7} {r["unit"]:>5} | {cell(r["ours"]):>{w}} |'
+        print(f'{r["test"]:<13} {r["size"]:>7} {r["unit"]:>5} | {cell(r["ours"]):>{w}} |'
               f' {cell(r["intree"]):>{w}} | {cell(r["raw"]):>{w}} |'
               f' {rt(r["ours/raw"]):>8} {rt(r["intree/raw"]):>11} {rt(r["ours/intree"]):>12}')
     if runs.get("intree") and not any(r["test"] == "atomic" for rr in runs["intree"].values() for r in rr):
@@ -284,7 +285,7 @@ def main():
               " wire = rxe sent+received packets,")
         print("txcq/rxcq = RDS ib_tx_cq_event/ib_rx_cq_event, ack = ib_ack_sent;"
               " raw: per iteration of fixed-count perftest runs (-n, round 1)")
-        hdr = (f'{"test":<10} {"size":>7} | {"wire ours":>9} {"in-tree":>7} {"raw":>6} |'
+        hdr = (f'{"test":<13} {"size":>7} | {"wire ours":>9} {"in-tree":>7} {"raw":>6} |'
                f' {"txcq ours":>9} {"in-tree":>7} | {"rxcq ours":>9} {"in-tree":>7} |'
                f' {"ack ours":>8} {"in-tree":>7}')
         print(hdr)
@@ -302,7 +303,7 @@ def main():
                 "acks_sent": {m: count(m, test, size, ctr("ib_ack_sent")) for m in ("ours", "intree")},
             }
             count_rows.append(c)
-            print(f'{test:<10} {size:>7} | {fmt(c["wire"]["ours"]):>9} {fmt(c["wire"]["intree"]):>7}'
+            print(f'{test:<13} {size:>7} | {fmt(c["wire"]["ours"]):>9} {fmt(c["wire"]["intree"]):>7}'
                   f' {fmt(c["wire"]["raw"]):>6} | {fmt(c["tx_cq_events"]["ours"]):>9}'
                   f' {fmt(c["tx_cq_events"]["intree"]):>7} | {fmt(c["rx_cq_events"]["ours"]):>9}'
                   f' {fmt(c["rx_cq_events"]["intree"]):>7} | {fmt(c["acks_sent"]["ours"]):>8}'

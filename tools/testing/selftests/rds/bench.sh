@@ -12,7 +12,7 @@
 #   RDS_BENCH_LAT_ITERS ib_send_lat iterations (default 1000),
 #   RDS_BENCH_TESTS a comma list of the rds-bench tests (and their raw
 #   counterparts) to run
-#   (default rate,bw,rtt,rdma_write,rdma_read,atomic)
+#   (default rate,bw,rtt,rdma_write,rdma_read,atomic,atomic_silent)
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../../.." && pwd)
 out=$top/build/bench

@@ -19,7 +19,7 @@ LAT_ITERS=${RDS_BENCH_LAT_ITERS:-1000}
 RAW_SIZES=${RDS_BENCH_RAW_SIZES:-65536 1048576}
 # Which rds-bench tests (and their raw counterparts: rtt ib_send_lat,
 # rdma_write ib_write_bw, rdma_read ib_read_bw, atomic ib_atomic_bw) run.
-TESTS=$(echo "${RDS_BENCH_TESTS:-rate bw rtt rdma_write rdma_read atomic}" | tr , ' ')
+TESTS=$(echo "${RDS_BENCH_TESTS:-rate bw rtt rdma_write rdma_read atomic atomic_silent}" | tr , ' ')
 want() { case " $TESTS " in *" $1 "*) return 0 ;; esac; return 1; }
 pick() { # TESTS...: those of them selected
 	for t in "$@"; do want "$t" && printf '%s ' "$t"; done
@@ -160,7 +160,7 @@ raw() { # ROUND
 	want rdma_read && for s in $RAW_SIZES; do
 		raw_one "$1" read_bw "$s" ib_read_bw -s "$s" -D "$rd"
 	done
-	want atomic && raw_one "$1" atomic_bw 8 ib_atomic_bw -D "$rd"
+	{ want atomic || want atomic_silent; } && raw_one "$1" atomic_bw 8 ib_atomic_bw -D "$rd"
 	# perftest -D also runs outside its measured window, so its counter
 	# deltas per iteration are too high: in round 1, short runs of a
 	# fixed count (-n) give the counts per op (tests named TEST.n).
@@ -171,7 +171,7 @@ raw() { # ROUND
 		want rdma_write && raw_one "$1" write_bw.n "$s" ib_write_bw -s "$s" -n $n
 		want rdma_read && raw_one "$1" read_bw.n "$s" ib_read_bw -s "$s" -n $n
 	done
-	want atomic && raw_one "$1" atomic_bw.n 8 ib_atomic_bw -n 500
+	{ want atomic || want atomic_silent; } && raw_one "$1" atomic_bw.n 8 ib_atomic_bw -n 500
 	return 0
 }
 
@@ -179,7 +179,7 @@ echo "rds-bench: $ROUNDS round(s), $D s per test, sizes $SIZES"
 r=1
 while [ $r -le "$ROUNDS" ]; do
 	if mods_everywhere ours; then
-		run ours $r "$(pick rate bw rtt rdma_write rdma_read atomic)"
+		run ours $r "$(pick rate bw rtt rdma_write rdma_read atomic atomic_silent)"
 	else
 		echo "  loading our modules failed"
 	fi
