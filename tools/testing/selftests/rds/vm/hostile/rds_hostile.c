@@ -117,8 +117,8 @@ struct hc {
 	struct ib_recv_wr rwr[H_NRECV];
 	struct ib_sge rsge[H_NRECV];
 	atomic_t s_posted, s_done, s_err, r_done, r_posted;
-	int s_status;
-	bool stopping;
+	int s_status, r_status;
+	bool stopping, r_err;
 	u8 *rdbuf;			/* local buffer of RDMA READ/WRITE */
 	u64 rddma;
 	/* protocol */
@@ -201,6 +201,12 @@ static void h_recv_done(struct ib_cq *cq, struct ib_wc *wc, int i)
 	struct hc *h = cq->cq_context;
 	const struct ib_recv_wr *bad;
 
+	if (wc->status != IB_WC_SUCCESS && !READ_ONCE(h->stopping) &&
+	    !h->r_err) {
+		/* Our QP is in error (flush or a receive that failed). */
+		h->r_status = wc->status;
+		WRITE_ONCE(h->r_err, true);
+	}
 	atomic_inc(&h->r_done);
 	/* Repost while the connection lives: the victim's ACKs keep coming. */
 	if (wc->status == IB_WC_SUCCESS && !READ_ONCE(h->stopping) &&
@@ -494,7 +500,8 @@ static struct hc *h_connect_valid(u32 credit)
 
 static bool h_dead(struct hc *h)
 {
-	return READ_ONCE(h->disc) || atomic_read(&h->s_err);
+	return READ_ONCE(h->disc) || atomic_read(&h->s_err) ||
+	       READ_ONCE(h->r_err);
 }
 
 /*
@@ -663,10 +670,11 @@ static const char *h_verdict(struct hc *h, u32 msgno)
 
 static void h_report(struct hc *h, const char *result)
 {
-	pr_info("rds_hostile: %s result=%s good_sent=%u sends=%d/%d send_err=%d status=%d(%s) recvs=%d disc=%d\n",
+	pr_info("rds_hostile: %s result=%s good_sent=%u sends=%d/%d send_err=%d status=%d(%s) recvs=%d recv_status=%d(%s) disc=%d\n",
 		scenario, result, h->good_sent, atomic_read(&h->s_done),
 		atomic_read(&h->s_posted), atomic_read(&h->s_err), h->s_status,
-		ib_wc_status_msg(h->s_status), atomic_read(&h->r_done), h->disc);
+		ib_wc_status_msg(h->s_status), atomic_read(&h->r_done),
+		h->r_status, ib_wc_status_msg(h->r_status), h->disc);
 }
 
 /* ---------------------------------------------------------- scenarios */
