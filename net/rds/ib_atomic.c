@@ -23,17 +23,21 @@
  *     the word's old value r.  r == v means the swap happened atomically
  *     (or, for a masked CSWP whose masked compare fails, f(v) == v and the
  *     word was verified unchanged): r is the result.  Otherwise v = r and
- *     we try again, at most rds_ib_atomic_emul_tries times (then
- *     OTHER_ERROR, counted in ib_atomic_emulated_exhausted; each retry
- *     counts in ib_atomic_emulated_retries).  The bound is generous
- *     (1024): each try loses only if another atomic reached the word
- *     within one round trip, so under contention the tries per op are
- *     geometric.  Eight processes on two nodes hammering one word on rxe
- *     averaged 4.2 tries per op; with the former bound of 64 an op could
- *     fail for nothing more than a busy word.  The bound stays, so a peer
- *     that rewrites the word for ever cannot keep an op (and the SEND
- *     fenced behind it) alive for ever.  Each step is one HCA atomic,
- *     so the emulation is atomic with respect to other HCA atomics on that
+ *     we try again, at most rds_ib_atomic_emul_tries times and for at most
+ *     RDS_IB_ATOMIC_EMUL_MS (then OTHER_ERROR, counted in
+ *     ib_atomic_emulated_exhausted; each retry counts in
+ *     ib_atomic_emulated_retries).  A try misses when the guess was wrong:
+ *     the first guess (zero for FADD, the compare value for CSWP) usually
+ *     is, and later ones miss when another atomic, or a CPU store on the
+ *     owner, changed the word within one round trip.  Eight processes on
+ *     two nodes hammering one word on rxe averaged 4.2 tries per op, and
+ *     the former bound of 64 was once suspected of failing an op for
+ *     nothing more than a busy word, so the default is 1024.  The bounds
+ *     remain because an emulated op holds its message's SEND, and with it
+ *     the connection's path: every later message to that peer waits
+ *     behind the loop (each try completes, so the RDMA op watchdog does
+ *     not see it).  Each step is one HCA atomic, so the emulation is
+ *     atomic with respect to other HCA atomics on that
  *     memory, not to CPU stores on the owner.  The result compare assumes
  *     the HCA returns the old value in host order, as rxe does.
  *
@@ -50,9 +54,13 @@
  * not executed again; send completions come in queue order, so the SEND's
  * reports the op only after the atomic's.  Unfenced, an atomic costs no
  * round trip of its own and several are in flight at once (in-tree does
- * not fence them either).  Only against a use-once key is the SEND fenced
- * (ib_rdma.c), so the key dies, by SEND_WITH_INV or by its owner on
- * receipt, only after the atomic completed at the requester too.  When
+ * not fence them either).  Against a use-once key the SEND waits for the
+ * atomic's completion, so the key dies, by SEND_WITH_INV or by its owner
+ * on receipt, only once the atomic is done at both ends; the wait is the
+ * SEND hold below, not IB_SEND_FENCE, which soft-RoCE was seen to lose
+ * behind READs (ib_rdma.c).  The owner may receive the message of an
+ * atomic whose requester later reports an error (its response lost, the
+ * retries exhausted), as with an RDMA WRITE.  When
  * the emulation loop runs, ->xmit_atomic() returns -EAGAIN until the loop
  * finished and kicks the send worker when it did: the SEND hold of
  * ib_rdma.c (rds_ib_msg_hold()), which a READ uses too.  The hold is a
@@ -76,6 +84,8 @@
 #include "ib.h"
 
 #define RDS_IB_ATOMIC_EMUL_TRIES_MAX	65536
+/* Time one emulated op may take, whatever its tries (it holds the path). */
+#define RDS_IB_ATOMIC_EMUL_MS		2000
 
 /*
  * Read once per op (READ_ONCE()), so it may change at run time: an op
@@ -115,9 +125,9 @@ MODULE_PARM_DESC(rds_ib_atomic_force_emul,
  */
 static unsigned int rds_ib_atomic_emul_tries = 1024;
 
-RDS_PARAM_UINT(rds_ib_atomic_emul_tries, rds_ib_atomic_emul_tries, 1,
+RDS_PARAM_UINT(rds_ib_atomic_emul_tries, rds_ib_atomic_emul_tries, 2,
 	       RDS_IB_ATOMIC_EMUL_TRIES_MAX, 0644,
-	       " CMP_AND_SWPs an emulated masked atomic may post before it fails with RDS_RDMA_OTHER_ERROR (1..65536, default 1024)");
+	       " CMP_AND_SWPs an emulated masked atomic may post before it fails with RDS_RDMA_OTHER_ERROR (2..65536, default 1024; and at most 2 s)");
 
 /**
  * struct rds_ib_atomic_ctx - one atomic in flight
@@ -130,6 +140,8 @@ RDS_PARAM_UINT(rds_ib_atomic_emul_tries, rds_ib_atomic_emul_tries, 1,
  * @ac_guess: emulation: the value we expect in the remote word
  * @ac_tries: emulation: CMP_AND_SWPs posted
  * @ac_final: no SEND follows: report success ourselves
+ * @ac_hold: the message's SEND waits for us (emulation, use-once key)
+ * @ac_deadline: emulation: jiffies after which no try is posted
  */
 struct rds_ib_atomic_ctx {
 	struct ib_cqe		ac_cqe;
@@ -141,6 +153,8 @@ struct rds_ib_atomic_ctx {
 	u64			ac_guess;
 	unsigned int		ac_tries;
 	bool			ac_final;
+	bool			ac_hold;
+	unsigned long		ac_deadline;
 };
 
 /**
@@ -250,7 +264,7 @@ static void rds_ib_atomic_finish(struct rds_ib_atomic_ctx *ac, int status)
 	struct rds_ib_ep *ep = ac->ac_ep;
 	struct rds_message *rm = ac->ac_rm;
 	struct rm_atomic_op *op = &rm->atomic;
-	bool wait = ac->ac_emulate && !ac->ac_final;
+	bool wait = ac->ac_hold;
 
 	if (op->op_mapped) {
 		ib_dma_unmap_sg(ep->e_rid->rid_dev, op->op_sg, 1,
@@ -314,7 +328,8 @@ static void rds_ib_atomic_done(struct ib_cq *cq, struct ib_wc *wc)
 		rds_ib_atomic_finish(ac, RDS_RDMA_DROPPED);
 		return;
 	}
-	if (ac->ac_tries >= READ_ONCE(rds_ib_atomic_emul_tries)) {
+	if (ac->ac_tries >= READ_ONCE(rds_ib_atomic_emul_tries) ||
+	    time_after(jiffies, ac->ac_deadline)) {
 		rds_ib_stats_inc(s_ib_atomic_emulated_exhausted);
 		rds_ib_atomic_finish(ac, RDS_RDMA_OTHER_ERROR);
 		return;
@@ -455,6 +470,8 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 		}
 	} else {
 		ac->ac_emulate = true;
+		ac->ac_deadline = jiffies +
+				  msecs_to_jiffies(RDS_IB_ATOMIC_EMUL_MS);
 		rds_ib_stats_inc(s_ib_atomic_emulated);
 		/* First guess: the compare value (CSWP) or zero (FADD). */
 		ac->ac_guess = op->op_type == RDS_ATOMIC_TYPE_CSWP ?
@@ -469,8 +486,12 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 	/*
 	 * @ac is the completion's once posted (it frees it); a waiting
 	 * emulation is found again through the SEND hold, never through @ac.
+	 * A use-once key's SEND waits too: its owner kills the key when the
+	 * message arrives (or the SEND invalidates it), so the atomic is done
+	 * at both ends first.
 	 */
-	wait = ac->ac_emulate && !ac->ac_final;
+	ac->ac_hold = !ac->ac_final && (ac->ac_emulate || op->op_use_once);
+	wait = ac->ac_hold;
 	rds_message_addref(rm);
 	if (wait)
 		rds_ib_msg_hold(rm);

@@ -343,7 +343,7 @@ void rds_ib_msg_unhold(struct rds_ib_ep *ep, struct rds_message *rm);
 int rds_ib_msg_held(struct rds_message *rm);
 int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op);
 void rds_ib_rdma_prep_send(struct rds_ib_ep *ep, struct rds_message *rm,
-			   struct ib_send_wr *wr, bool first, bool last);
+			   struct ib_send_wr *wr, bool last);
 void rds_ib_rdma_msg_sent(struct rds_ib_ep *ep, struct rds_message *rm,
 			  bool ok);
 

@@ -23,8 +23,8 @@
  *   returns 0, letting ->xmit() post the SEND.  Soft-RoCE on 6.12 and siw lose
  *   fenced SENDs behind READs (the SEND never goes out, nothing fails);
  *   holding it back costs the same round trip the fence costs.  An atomic
- *   against a use-once key keeps IB_SEND_FENCE (ib_atomic.c); other
- *   atomics need none.
+ *   against a use-once key holds its SEND back the same way (ib_atomic.c);
+ *   other atomics need neither.
  *
  * The SEND goes out as IB_WR_SEND_WITH_INV with the cookie's rkey when the
  * op is against a use-once key (op_use_once) and the connection negotiated
@@ -613,33 +613,29 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
  * @ep: endpoint
  * @rm: the message
  * @wr: the fragment's SEND
- * @first: first fragment of the message
  * @last: last fragment
  *
- * Called for every fragment.  Fences the first fragment behind an atomic
- * against a use-once key (a READ's SEND was held back until the READ
- * completed instead), and
- * makes the last one IB_WR_SEND_WITH_INV for a use-once key on a
- * negotiated connection.
+ * Called for every fragment.  Makes the last one IB_WR_SEND_WITH_INV for
+ * a use-once key on a negotiated connection.  No fragment is fenced: a
+ * READ's SEND, and an atomic's on a use-once key, was held back until the
+ * op completed instead.
  */
 void rds_ib_rdma_prep_send(struct rds_ib_ep *ep, struct rds_message *rm,
-			   struct ib_send_wr *wr, bool first, bool last)
+			   struct ib_send_wr *wr, bool last)
 {
 	bool rdma = rm->rdma.op_active, atomic = rm->atomic.op_active;
 	u64 cookie, raddr;
-	u32 rkey = 0;
+	u32 rkey;
 
 	wr->opcode = IB_WR_SEND;
-	if (!rdma && !atomic)
-		return;
-	if (first && atomic && rm->atomic.op_use_once)
-		wr->send_flags |= IB_SEND_FENCE;
-	if (!last)
+	if (!last || (!rdma && !atomic))
 		return;
 	if (rdma && rm->rdma.op_use_once) {
 		rkey = rm->rdma.op_rkey;
+		raddr = rm->rdma.op_remote_addr;
 	} else if (atomic && rm->atomic.op_use_once) {
 		rkey = rm->atomic.op_rkey;
+		raddr = rm->atomic.op_remote_addr;
 	} else {
 		return;
 	}
@@ -648,9 +644,10 @@ void rds_ib_rdma_prep_send(struct rds_ib_ep *ep, struct rds_message *rm,
 	 * our use-once MRs live at iova RDS_MR_IOVA_USE_ONCE | page offset
 	 * and are at most 1 MiB long, so every address inside one is in
 	 * [2^31, 2^32).  op_use_once alone may come from the application's
-	 * flag on an ordinary key.
+	 * flag on an ordinary key.  (With two use-once keys in a message,
+	 * the owner kills the other on receipt: each has its RDMA extension
+	 * header.)
 	 */
-	raddr = rdma ? rm->rdma.op_remote_addr : rm->atomic.op_remote_addr;
 	if ((raddr >> 31) != 1)
 		return;
 	cookie = (u64)RDS_MR_IOVA_USE_ONCE << 32 | rkey;

@@ -658,7 +658,7 @@ int rds_ib_xmit(struct rds_conn_path *cp, struct rds_message *rm,
 		ss->ss_wr.next = NULL;
 		ss->ss_wr.num_sge = 1;
 		ss->ss_wr.send_flags = 0;
-		rds_ib_rdma_prep_send(ep, rm, &ss->ss_wr, frag == 0, last);
+		rds_ib_rdma_prep_send(ep, rm, &ss->ss_wr, last);
 
 		if (payload) {
 			frag_len = min_t(u32, RDS_FRAG_SIZE,

@@ -1078,8 +1078,11 @@ static int rds_cmsg_atomic(struct rds_sock *rs, struct rds_message *rm,
 	op->op_rkey = rds_rdma_cookie_key(args.cookie);
 	op->op_remote_addr = args.remote_addr +
 			     rds_rdma_cookie_offset(args.cookie);
-	/* The owner of a use-once key learns of the atomic like of an RDMA. */
-	if (op->op_use_once && !rm->rdma.op_active) {
+	/*
+	 * The owner of a use-once key learns of the atomic like of an RDMA,
+	 * whatever the order of the cmsgs (two extension headers fit).
+	 */
+	if (op->op_use_once) {
 		ret = rds_add_rdma_exthdr(rm, op->op_rkey);
 		if (ret)
 			goto out;

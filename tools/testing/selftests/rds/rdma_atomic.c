@@ -26,8 +26,11 @@
  * rds_ib_atomic_force_emul=Y (every masked op emulated by a CMP_AND_SWP
  * loop), also racing plain fetch-adds, with node 0's ib_atomic_emulated
  * counter counting exactly the emulated ops and ib_atomic_emulated_exhausted
- * none; over siw (iWARP, debug kernel) every atomic fails with EOPNOTSUPP
- * at sendmsg().
+ * none; an atomic on a use-once key of the peer succeeds once and kills
+ * the key (the next one ends in RDS_RDMA_REMOTE_ERROR, the word unchanged),
+ * by SEND_WITH_INV and with rds_ib_inv_force_local=Y by the owner's local
+ * invalidation; over siw (iWARP, debug kernel) every atomic fails with
+ * EOPNOTSUPP at sendmsg().
  *
  * rxe has plain atomics only (masked_atomic_cap NONE), so on rxe the
  * default choice already emulates every non-trivial masked op; the
@@ -42,7 +45,7 @@
 #define PARAM		"/sys/module/rds_rdma/parameters/rds_ib_atomic_force_emul"
 #define NOTE_MS		60000
 
-enum { OP_HELLO = 1, OP_SET, OP_GET, OP_HAMMER, OP_QUIT };
+enum { OP_HELLO = 1, OP_SET, OP_GET, OP_HAMMER, OP_QUIT, OP_USE_ONCE };
 
 struct sreq {
 	uint32_t magic, op, seq, idx;
@@ -224,6 +227,12 @@ static int serve(const char *addr, int port, int secs)
 			r.status = hammer(addr, &to, &q);
 			break;
 		}
+		case OP_USE_ONCE:
+			/* a use-once key for the whole page (r.cookie) */
+			r.status = rds_get_mr(fd, srv_words, sizeof(srv_words),
+					      &r.cookie, RDS_RDMA_READWRITE |
+					      RDS_RDMA_USE_ONCE) ? -errno : 0;
+			break;
 		case OP_QUIT:
 			rds_sendto(fd, &r, sizeof(r), 0, &from);
 			return 0;
@@ -623,6 +632,75 @@ static int reconnected(FIXTURE_DATA(at) *self)
 }
 
 /* Bad keys and remote addresses: REMOTE_ERROR, nothing written. */
+#define FORCE_LOCAL "/sys/module/rds_rdma/parameters/rds_ib_inv_force_local"
+
+/*
+ * An atomic on a use-once key: its SEND waits for the atomic (no fence),
+ * the key dies when the message arrives, a second atomic on it fails.
+ */
+TEST_F_TIMEOUT(at, use_once, 600)
+{
+	const uint64_t base = 0x7700000000ULL, k = 5;
+	uint64_t *res = self->res, v;
+	struct rds_atomic_args at;
+	struct sreq q = { .op = OP_USE_ONCE };
+	struct srep r;
+	long long inv0;
+	int mode, t;
+
+	for (mode = 0; mode < 2; mode++) {
+		/* 1: we never send SEND_WITH_INV, the owner kills the key */
+		ASSERT_EQ(0, rds_write_file(FORCE_LOCAL, mode ? "Y" : "N"));
+		for (t = 0; t < 2; t++) {
+			uint32_t idx = 40 + 2 * mode + t;
+			int type = t ? RDS_CMSG_ATOMIC_CSWP :
+				       RDS_CMSG_ATOMIC_FADD;
+
+			TH_LOG("%s, %s", mode ? "local invalidation" :
+			       "SEND_WITH_INV", t ? "CSWP" : "FADD");
+			ASSERT_EQ(0, srv_set(self->c, &self->srv, idx, base));
+			ASSERT_EQ(0, srv_call(self->c, &self->srv, &q, &r,
+					      NOTE_MS));
+			ASSERT_EQ(0, r.status);
+			ASSERT_NE(0, r.cookie);
+			inv0 = rds_counter("ib_rdma_send_inv");
+			at = args_for(self, idx, res);
+			at.cookie = r.cookie;
+			at.m_cswp.compare = base;	/* fadd.add for FADD */
+			at.m_cswp.swap = t ? base + k : 0;
+			if (!t)
+				at.fadd.add = k;
+			*res = 0x5555;
+			ASSERT_LE(0, send_atomic(self->a, &self->srv, type, &at,
+						 2));
+			EXPECT_EQ(RDS_RDMA_SUCCESS, wait_note(self->a, NULL));
+			EXPECT_EQ(base, *res);
+			/*
+			 * SEND_WITH_INV needs a connection that negotiated
+			 * it: not one made while a test had forced local
+			 * invalidation.  The FADD's second atomic (REMOTE_ERROR)
+			 * rebuilt the connection before the CSWP.
+			 */
+			if (inv0 >= 0 && (mode || t))
+				EXPECT_EQ(mode ? 0 : 1,
+					  rds_counter("ib_rdma_send_inv") - inv0);
+			/* the owner got the message: the key is dead */
+			ASSERT_EQ(0, srv_get(self->c, &self->srv, idx, &v));
+			EXPECT_EQ(base + k, v);
+			at.user_token++;
+			*res = 0x5555;
+			ASSERT_LE(0, send_atomic(self->a, &self->srv, type, &at,
+						 2));
+			EXPECT_EQ(RDS_RDMA_REMOTE_ERROR,
+				  wait_note(self->a, NULL));
+			ASSERT_EQ(0, srv_get(self->c, &self->srv, idx, &v));
+			EXPECT_EQ(base + k, v);
+		}
+	}
+	rds_write_file(FORCE_LOCAL, "N");
+	EXPECT_TRUE(quiet(self->a));
+}
+
 TEST_F_TIMEOUT(at, remote_errors, 600)
 {
 	/* the operands: m_cswp's four words (fadd.add is the first) */

@@ -201,7 +201,8 @@ good $W/rds_ib_atomic_force_emul y Y
 bad $W/rds_ib_atomic_force_emul 2
 good $W/rds_ib_atomic_force_emul 0 N
 default $W/rds_ib_atomic_emul_tries 1024
-good $W/rds_ib_atomic_emul_tries 1
+good $W/rds_ib_atomic_emul_tries 2
+bad $W/rds_ib_atomic_emul_tries 1
 good $W/rds_ib_atomic_emul_tries 65536
 bad $W/rds_ib_atomic_emul_tries 0
 bad $W/rds_ib_atomic_emul_tries 65537
@@ -326,7 +327,7 @@ for pv in rds_ib_retry_count=8 rds_ib_retry_count=-1 rds_ib_retry_count=x \
 	  rds_ib_inv_batch=0 rds_ib_inv_batch=65 \
 	  rds_ib_inv_flush_us=100001 rds_ib_inv_flush_us=1e3 \
 	  rds_ib_inv_force_local=maybe rds_ib_atomic_force_emul=maybe \
-	  rds_ib_atomic_emul_tries=0 rds_ib_atomic_emul_tries=65537 \
+	  rds_ib_atomic_emul_tries=1 rds_ib_atomic_emul_tries=65537 \
 	  rds_ib_mr_key_window=255 rds_ib_mr_key_window=4294967296 \
 	  rds_ib_mr_park_every=1000001; do
 	refused rds_rdma "$pv"
@@ -335,7 +336,7 @@ loads rds_rdma rds_ib_retry_count=0 rds_ib_mr_8k_pool_size=1 \
 	rds_ib_mr_1m_pool_size=1 rds_ib_inv_batch=1 rds_ib_inv_flush_us=0 \
 	rds_ib_inv_force_local rds_ib_atomic_force_emul \
 	rds_ib_mr_key_window=256 rds_ib_mr_park_every=1 \
-	rds_ib_atomic_emul_tries=1
+	rds_ib_atomic_emul_tries=2
 readback rds_rdma rds_ib_retry_count 0
 readback rds_rdma rds_ib_mr_8k_pool_size 1
 readback rds_rdma rds_ib_mr_1m_pool_size 1
@@ -345,7 +346,7 @@ readback rds_rdma rds_ib_inv_force_local Y
 readback rds_rdma rds_ib_atomic_force_emul Y
 readback rds_rdma rds_ib_mr_key_window 256
 readback rds_rdma rds_ib_mr_park_every 1
-readback rds_rdma rds_ib_atomic_emul_tries 1
+readback rds_rdma rds_ib_atomic_emul_tries 2
 rmmod rds_rdma
 loads rds_rdma rds_ib_retry_count=7 rds_ib_mr_8k_pool_size=2147483647 \
 	rds_ib_mr_1m_pool_size=2147483647 rds_ib_inv_batch=64 \
