@@ -54,13 +54,16 @@
  * not executed again; send completions come in queue order, so the SEND's
  * reports the op only after the atomic's.  Unfenced, an atomic costs no
  * round trip of its own and several are in flight at once (in-tree does
- * not fence them either).  Against a use-once key the SEND waits for the
- * atomic's completion, so the key dies, by SEND_WITH_INV or by its owner
- * on receipt, only once the atomic is done at both ends; the wait is the
- * SEND hold below, not IB_SEND_FENCE, which soft-RoCE was seen to lose
- * behind READs (ib_rdma.c).  The owner may receive the message of an
- * atomic whose requester later reports an error (its response lost, the
- * retries exhausted), as with an RDMA WRITE.  When
+ * not fence them either).  Against a use-once key the SEND is fenced
+ * (IB_SEND_FENCE, ib_rdma.c): it leaves only once the atomic's response
+ * arrived, so no retransmitted atomic can reach the responder after the
+ * SEND killed the key (a responder that checks the key again for a
+ * duplicate would answer it with an error although the atomic ran).  It
+ * is a fence, not the software hold below: a held op may be cancelled
+ * between its post and its SEND, which would leave the key alive.  The
+ * owner may receive the message of an atomic on an ordinary key whose
+ * requester later reports an error (its response lost, the retries
+ * exhausted), as with an RDMA WRITE.  When
  * the emulation loop runs, ->xmit_atomic() returns -EAGAIN until the loop
  * finished and kicks the send worker when it did: the SEND hold of
  * ib_rdma.c (rds_ib_msg_hold()), which a READ uses too.  The hold is a
@@ -140,7 +143,7 @@ RDS_PARAM_UINT(rds_ib_atomic_emul_tries, rds_ib_atomic_emul_tries, 2,
  * @ac_guess: emulation: the value we expect in the remote word
  * @ac_tries: emulation: CMP_AND_SWPs posted
  * @ac_final: no SEND follows: report success ourselves
- * @ac_hold: the message's SEND waits for us (emulation, use-once key)
+ * @ac_hold: the message's SEND waits for us (emulation)
  * @ac_deadline: emulation: jiffies after which no try is posted
  */
 struct rds_ib_atomic_ctx {
@@ -486,11 +489,8 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 	/*
 	 * @ac is the completion's once posted (it frees it); a waiting
 	 * emulation is found again through the SEND hold, never through @ac.
-	 * A use-once key's SEND waits too: its owner kills the key when the
-	 * message arrives (or the SEND invalidates it), so the atomic is done
-	 * at both ends first.
 	 */
-	ac->ac_hold = !ac->ac_final && (ac->ac_emulate || op->op_use_once);
+	ac->ac_hold = !ac->ac_final && ac->ac_emulate;
 	wait = ac->ac_hold;
 	rds_message_addref(rm);
 	if (wait)

@@ -23,8 +23,8 @@
  *   returns 0, letting ->xmit() post the SEND.  Soft-RoCE on 6.12 and siw lose
  *   fenced SENDs behind READs (the SEND never goes out, nothing fails);
  *   holding it back costs the same round trip the fence costs.  An atomic
- *   against a use-once key holds its SEND back the same way (ib_atomic.c);
- *   other atomics need neither.
+ *   against a use-once key keeps IB_SEND_FENCE (ib_atomic.c says why);
+ *   other atomics need none.
  *
  * The SEND goes out as IB_WR_SEND_WITH_INV with the cookie's rkey when the
  * op is against a use-once key (op_use_once) and the connection negotiated
@@ -615,10 +615,10 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
  * @wr: the fragment's SEND
  * @last: last fragment
  *
- * Called for every fragment.  Makes the last one IB_WR_SEND_WITH_INV for
- * a use-once key on a negotiated connection.  No fragment is fenced: a
- * READ's SEND, and an atomic's on a use-once key, was held back until the
- * op completed instead.
+ * Called for every fragment.  Fences the fragments behind an atomic on a
+ * use-once key (only the first waits; a READ's SEND was held back until
+ * the READ completed instead), and makes the last one IB_WR_SEND_WITH_INV
+ * for a use-once key on a negotiated connection.
  */
 void rds_ib_rdma_prep_send(struct rds_ib_ep *ep, struct rds_message *rm,
 			   struct ib_send_wr *wr, bool last)
@@ -628,6 +628,8 @@ void rds_ib_rdma_prep_send(struct rds_ib_ep *ep, struct rds_message *rm,
 	u32 rkey;
 
 	wr->opcode = IB_WR_SEND;
+	if (atomic && rm->atomic.op_use_once)
+		wr->send_flags |= IB_SEND_FENCE;
 	if (!last || (!rdma && !atomic))
 		return;
 	if (rdma && rm->rdma.op_use_once) {

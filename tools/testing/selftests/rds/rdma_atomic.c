@@ -631,12 +631,11 @@ static int reconnected(FIXTURE_DATA(at) *self)
 	return srv_get(self->c, &self->srv, 0, &v);
 }
 
-/* Bad keys and remote addresses: REMOTE_ERROR, nothing written. */
 #define FORCE_LOCAL "/sys/module/rds_rdma/parameters/rds_ib_inv_force_local"
 
 /*
- * An atomic on a use-once key: its SEND waits for the atomic (no fence),
- * the key dies when the message arrives, a second atomic on it fails.
+ * An atomic on a use-once key: its SEND is fenced behind the atomic, the
+ * key dies when the message arrives, a second atomic on it fails.
  */
 TEST_F_TIMEOUT(at, use_once, 600)
 {
@@ -701,6 +700,7 @@ TEST_F_TIMEOUT(at, use_once, 600)
 	EXPECT_TRUE(quiet(self->a));
 }
 
+/* Bad keys and remote addresses: REMOTE_ERROR, nothing written. */
 TEST_F_TIMEOUT(at, remote_errors, 600)
 {
 	/* the operands: m_cswp's four words (fadd.add is the first) */
