@@ -102,21 +102,11 @@ struct sdone {
 	uint32_t magic, run, k, op;
 };
 
-static uint32_t mix(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352d;
-	x ^= x >> 15;
-	x *= 0x846ca68b;
-	x ^= x >> 16;
-	return x;
-}
-
 /* The op the owner of pair @j makes for k: deterministic on both sides. */
 static void plan(uint32_t run, int j, uint32_t k, struct sreq *q,
 		 uint32_t *off)
 {
-	uint32_t h = mix(run ^ (j << 24) ^ k), h2 = mix(h), r = h % 100;
+	uint32_t h = rds_mix32(run ^ (j << 24) ^ k), h2 = rds_mix32(h), r = h % 100;
 
 	q->magic = MAGIC_REQ;
 	q->run = run;
@@ -133,9 +123,9 @@ static void plan(uint32_t run, int j, uint32_t k, struct sreq *q,
 	q->len = q->mrlen;
 	if (k % PARTIAL_EVERY == 3 && q->mrlen > 16) {
 		q->roff = h2 % (q->mrlen / 2);
-		q->len = 1 + mix(h2) % (q->mrlen - q->roff);
+		q->len = 1 + rds_mix32(h2) % (q->mrlen - q->roff);
 	}
-	q->seed = mix(h2 ^ 0x5eed);
+	q->seed = rds_mix32(h2 ^ 0x5eed);
 	*off = GUARD + h % 4096;
 }
 
@@ -423,7 +413,7 @@ static int issue(const struct ctx *x, int fd, const struct sockaddr_storage *to,
 		 const struct pending *p, uint8_t *lb)
 {
 	struct sdone d = { MAGIC_DONE, x->run, p->q.k, p->q.op };
-	uint32_t loff = mix(p->q.seed) % 4096, left = p->q.len;
+	uint32_t loff = rds_mix32(p->q.seed) % 4096, left = p->q.len;
 	struct rds_iovec v[3];
 	struct rds_rdma_args a;
 	int i, nv = 1 + p->q.k % 3;
@@ -466,7 +456,7 @@ static bool read_ok(const struct sreq *q, const uint8_t *lb)
 	static uint8_t want[MAXLEN];
 
 	rds_fill(want, q->roff + q->len, q->seed);
-	return !memcmp(lb + mix(q->seed) % 4096, want + q->roff, q->len);
+	return !memcmp(lb + rds_mix32(q->seed) % 4096, want + q->roff, q->len);
 }
 
 /* Issuer of pair j: do the RDMA each request asks for, count statuses. */

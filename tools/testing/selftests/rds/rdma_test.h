@@ -199,4 +199,25 @@ static inline int rds_knob(const char *path, const char *val)
 	return ret;
 }
 
+/* A 32-bit integer hash (test patterns and choices from an index). */
+static inline uint32_t rds_mix32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352d;
+	x ^= x >> 15;
+	x *= 0x846ca68b;
+	x ^= x >> 16;
+	return x;
+}
+
+/* The next value of the splitmix64 sequence whose state is *x. */
+static inline uint64_t rds_splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
 #endif /* RDMA_TEST_H */

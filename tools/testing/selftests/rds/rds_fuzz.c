@@ -113,18 +113,9 @@ struct worker {
 	char cdesc[96];		/* the last sendmsg's cmsg types, for the log */
 };
 
-static uint64_t splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static uint64_t rnd(struct worker *w)
 {
-	return splitmix(&w->rng);
+	return rds_splitmix64(&w->rng);
 }
 
 /* Uniform in [0, n) (n > 0). */
@@ -1285,7 +1276,7 @@ static int worker_init(struct worker *w, int proc, int id)
 	w->id = id;
 	w->rng = w->seed = seed ^ ((uint64_t)(proc + 1) << 40) ^
 			   ((uint64_t)(id + 1) << 20);
-	splitmix(&w->rng);
+	rds_splitmix64(&w->rng);
 	return 0;
 }
 

@@ -102,21 +102,11 @@ struct status {
 
 static const char *const state_name[] = { "running", "paused", "ended", "failed" };
 
-static uint32_t mix(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352d;
-	x ^= x >> 15;
-	x *= 0x846ca68b;
-	x ^= x >> 16;
-	return x;
-}
-
 /* Message length of (inc, seq), header included: mostly under a frame,
  * every 41st two or three 4 KiB fragments, 16 KiB in a burst. */
 static uint32_t size_of(uint32_t inc, uint32_t seq, int32_t burst)
 {
-	uint32_t h = mix(inc * 7919u + seq);
+	uint32_t h = rds_mix32(inc * 7919u + seq);
 
 	if (burst >= 0 && seq >= (uint32_t)burst)
 		return BURST_LEN;
@@ -127,7 +117,7 @@ static uint32_t size_of(uint32_t inc, uint32_t seq, int32_t burst)
 
 static uint64_t seed_of(uint32_t run, uint32_t inc, uint32_t seq)
 {
-	return ((uint64_t)mix(run ^ (inc << 24)) << 32) | mix(seq * 2654435761u + inc);
+	return ((uint64_t)rds_mix32(run ^ (inc << 24)) << 32) | rds_mix32(seq * 2654435761u + inc);
 }
 
 /* Content: 64-bit words of a splitmix sequence (tail bytes from the last). */
@@ -137,11 +127,7 @@ static void fill(uint8_t *p, size_t len, uint64_t seed)
 	size_t i;
 
 	for (i = 0; i < len; i += 8) {
-		x += 0x9e3779b97f4a7c15ULL;
-		z = x;
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-		z ^= z >> 31;
+		z = rds_splitmix64(&x);
 		memcpy(p + i, &z, len - i < 8 ? len - i : 8);
 	}
 }
@@ -152,11 +138,7 @@ static bool content_ok(const uint8_t *p, size_t len, uint64_t seed)
 	size_t i;
 
 	for (i = 0; i < len; i += 8) {
-		x += 0x9e3779b97f4a7c15ULL;
-		z = x;
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-		z ^= z >> 31;
+		z = rds_splitmix64(&x);
 		if (memcmp(p + i, &z, len - i < 8 ? len - i : 8))
 			return false;
 	}

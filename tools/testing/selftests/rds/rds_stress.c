@@ -59,19 +59,9 @@ static int dest_of(int s, uint32_t k)
 	return (int)((k * 7 + s + k / 5) % NRECV);
 }
 
-static uint32_t mix(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352d;
-	x ^= x >> 15;
-	x *= 0x846ca68b;
-	x ^= x >> 16;
-	return x;
-}
-
 static uint32_t size_of(int s, uint32_t k)
 {
-	uint32_t h = mix(k * 31 + s);
+	uint32_t h = rds_mix32(k * 31 + s);
 
 	if (k % 997 == 3)
 		return MAXMSG;
@@ -82,7 +72,7 @@ static uint32_t size_of(int s, uint32_t k)
 
 static uint32_t seed_of(int s, int r, uint32_t seq)
 {
-	return mix((s << 24) ^ (r << 20) ^ seq);
+	return rds_mix32((s << 24) ^ (r << 20) ^ seq);
 }
 
 /* ---- receiver ------------------------------------------------------- */
