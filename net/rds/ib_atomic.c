@@ -143,7 +143,6 @@ RDS_PARAM_UINT(rds_ib_atomic_emul_tries, rds_ib_atomic_emul_tries, 2,
  * @ac_guess: emulation: the value we expect in the remote word
  * @ac_tries: emulation: CMP_AND_SWPs posted
  * @ac_final: no SEND follows: report success ourselves
- * @ac_hold: the message's SEND waits for us (emulation)
  * @ac_deadline: emulation: jiffies after which no try is posted
  */
 struct rds_ib_atomic_ctx {
@@ -156,7 +155,6 @@ struct rds_ib_atomic_ctx {
 	u64			ac_guess;
 	unsigned int		ac_tries;
 	bool			ac_final;
-	bool			ac_hold;
 	unsigned long		ac_deadline;
 };
 
@@ -267,7 +265,7 @@ static void rds_ib_atomic_finish(struct rds_ib_atomic_ctx *ac, int status)
 	struct rds_ib_ep *ep = ac->ac_ep;
 	struct rds_message *rm = ac->ac_rm;
 	struct rm_atomic_op *op = &rm->atomic;
-	bool wait = ac->ac_hold;
+	bool wait = ac->ac_emulate && !ac->ac_final;
 
 	if (op->op_mapped) {
 		ib_dma_unmap_sg(ep->e_rid->rid_dev, op->op_sg, 1,
@@ -490,8 +488,7 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 	 * @ac is the completion's once posted (it frees it); a waiting
 	 * emulation is found again through the SEND hold, never through @ac.
 	 */
-	ac->ac_hold = !ac->ac_final && ac->ac_emulate;
-	wait = ac->ac_hold;
+	wait = ac->ac_emulate && !ac->ac_final;
 	rds_message_addref(rm);
 	if (wait)
 		rds_ib_msg_hold(rm);
