@@ -24,7 +24,8 @@
  *     (or, for a masked CSWP whose masked compare fails, f(v) == v and the
  *     word was verified unchanged): r is the result.  Otherwise v = r and
  *     we try again, at most rds_ib_atomic_emul_tries times and for at most
- *     RDS_IB_ATOMIC_EMUL_MS (then OTHER_ERROR, counted in
+ *     rds_ib_rdma_timeout_ms, the bound of any RDMA op (then OTHER_ERROR,
+ *     counted in
  *     ib_atomic_emulated_exhausted; each retry counts in
  *     ib_atomic_emulated_retries).  A try misses when the guess was wrong:
  *     the first guess (zero for FADD, the compare value for CSWP) usually
@@ -32,7 +33,9 @@
  *     owner, changed the word within one round trip.  Eight processes on
  *     two nodes hammering one word on rxe averaged 4.2 tries per op, and
  *     the former bound of 64 was once suspected of failing an op for
- *     nothing more than a busy word, so the default is 1024.  The bounds
+ *     nothing more than a busy word, so the default is 1024; a 2 s time bound
+ *     did fail one (a busy word, slow tries on a debug kernel under
+ *     emulation), so time is bounded like any RDMA op's.  The bounds
  *     remain because an emulated op holds its message's SEND, and with it
  *     the connection's path: every later message to that peer waits
  *     behind the loop (each try completes, so the RDMA op watchdog does
@@ -87,8 +90,6 @@
 #include "ib.h"
 
 #define RDS_IB_ATOMIC_EMUL_TRIES_MAX	65536
-/* Time one emulated op may take, whatever its tries (it holds the path). */
-#define RDS_IB_ATOMIC_EMUL_MS		2000
 
 /*
  * Read once per op (READ_ONCE()), so it may change at run time: an op
@@ -130,7 +131,21 @@ static unsigned int rds_ib_atomic_emul_tries = 1024;
 
 RDS_PARAM_UINT(rds_ib_atomic_emul_tries, rds_ib_atomic_emul_tries, 2,
 	       RDS_IB_ATOMIC_EMUL_TRIES_MAX, 0644,
-	       " CMP_AND_SWPs an emulated masked atomic may post before it fails with RDS_RDMA_OTHER_ERROR (2..65536, default 1024; and at most 2 s)");
+	       " CMP_AND_SWPs an emulated masked atomic may post before it fails with RDS_RDMA_OTHER_ERROR (2..65536, default 1024; and at most rds_ib_rdma_timeout_ms)");
+
+/*
+ * Jiffies after which an emulated op posts no more tries: an emulated op
+ * may take as long as any RDMA op (rds_ib_rdma_timeout_ms; 0, never).  0
+ * means no bound.
+ */
+static unsigned long rds_ib_atomic_emul_deadline(void)
+{
+	unsigned int ms = READ_ONCE(rds_ib_rdma_timeout_ms);
+
+	if (!ms)
+		return 0;
+	return (jiffies + msecs_to_jiffies(ms)) | 1;
+}
 
 /**
  * struct rds_ib_atomic_ctx - one atomic in flight
@@ -330,7 +345,7 @@ static void rds_ib_atomic_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	if (ac->ac_tries >= READ_ONCE(rds_ib_atomic_emul_tries) ||
-	    time_after(jiffies, ac->ac_deadline)) {
+	    (ac->ac_deadline && time_after(jiffies, ac->ac_deadline))) {
 		rds_ib_stats_inc(s_ib_atomic_emulated_exhausted);
 		rds_ib_atomic_finish(ac, RDS_RDMA_OTHER_ERROR);
 		return;
@@ -471,8 +486,7 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 		}
 	} else {
 		ac->ac_emulate = true;
-		ac->ac_deadline = jiffies +
-				  msecs_to_jiffies(RDS_IB_ATOMIC_EMUL_MS);
+		ac->ac_deadline = rds_ib_atomic_emul_deadline();
 		rds_ib_stats_inc(s_ib_atomic_emulated);
 		/* First guess: the compare value (CSWP) or zero (FADD). */
 		ac->ac_guess = op->op_type == RDS_ATOMIC_TYPE_CSWP ?
