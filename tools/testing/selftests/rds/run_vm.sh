@@ -342,6 +342,14 @@ boot_cluster() {
 	# tests under TCG: nothing of ours has run, so boot again).
 	init_limit=120
 	[ "$kernel" = debug ] && init_limit=420
+	# A node hung there stops writing to its console: one whose console
+	# has not grown for quiet_limit s before init is hung too, no need to
+	# wait for init_limit (the longest quiet stretch of a healthy debug
+	# boot is about 16 s).
+	quiet_limit=75
+	for ((i = 0; i < nodes; i++)); do
+		eval "csize$i=0 cseen$i=$start"
+	done
 	while kill -0 "$qpid0" 2>/dev/null; do
 		now=$(date +%s)
 		# Once node 0 starts its first test (every peer answered, so all
@@ -351,6 +359,21 @@ boot_cluster() {
 		   grep -aq '^@@RDSVM-BEGIN ' "$logdir/out-0.log" 2>/dev/null; then
 			early_checked=1
 			early_boot_failed && break
+		fi
+		if [ "$early_checked" = 0 ]; then
+			for ((i = 0; i < nodes; i++)); do
+				c=$logdir/console-$i.log
+				grep -aq 'Run /init as init process' "$c" 2>/dev/null && continue
+				sz=$(stat -c %s "$c" 2>/dev/null || echo 0)
+				eval "old=\$csize$i seen=\$cseen$i"
+				if [ "$sz" != "$old" ]; then
+					eval "csize$i=$sz cseen$i=$now"
+				elif [ $((now - seen)) -gt "$quiet_limit" ]; then
+					log "node $i wrote nothing for $quiet_limit s before init"
+					boot_hung=1
+				fi
+			done
+			[ "$boot_hung" = 1 ] && break
 		fi
 		if [ "$early_checked" = 0 ] && [ $((now - start)) -gt "$init_limit" ]; then
 			for ((i = 0; i < nodes; i++)); do
@@ -414,12 +437,12 @@ early_boot_failed() {
 	return 1
 }
 
-# Up to three boots: under load the debug kernel has met the same early
+# Up to four boots: under load the debug kernel has met the same early
 # KASAN report (rcu_is_watching, 0.01 s, TCG) on two boots in a row.
-for attempt in 1 2 3; do
+for attempt in 1 2 3 4; do
 	boot_cluster
 	early_boot_failed || break
-	[ "$attempt" = 3 ] && break
+	[ "$attempt" = 4 ] && break
 	log "a node failed in early boot, before init (see below); booting the cluster again"
 	cat "$logdir"/console-*.log | awk '/Run \/init as init process/ { exit } { print }' |
 		grep -aE "$splat_re" | head -n 3 >&2
