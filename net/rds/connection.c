@@ -51,6 +51,7 @@
 #include <linux/slab.h>
 #include <linux/jhash.h>
 #include <linux/random.h>
+#include <linux/timekeeping.h>
 #include <linux/seq_file.h>
 #include <linux/in.h>
 #include <linux/inetdevice.h>
@@ -117,6 +118,31 @@ bool rds_addr_is_local(struct net *net, const struct in6_addr *addr,
 	return false;
 }
 
+/**
+ * rds_conn_first_seq - sequence number of a new path's first message
+ *
+ * A peer's receiver keeps the next sequence number it expects from us
+ * (cp_next_rx_seq) for as long as its connection object lives, across our
+ * module reloads and connection objects, and drops a RETRANSMITTED message
+ * below it as an old duplicate (rds_recv_incoming()).  Were a new path to
+ * number from 1, the retransmissions of its first messages, sent before
+ * any fresh message of ours had brought that number down, would be dropped
+ * there and ACKed: lost without an error.  So a path starts at the wall
+ * clock in nanoseconds, above every number an earlier path of this node
+ * can have reached (one message per nanosecond is out of reach), unless
+ * the clock was stepped back by more than the time in between.  Any u64
+ * start is valid on the wire: in-tree receivers compare sequence numbers
+ * as u64 and take the first one as it comes.
+ *
+ * Return: a sequence number, never 0 (ACK-only headers carry 0).
+ */
+static u64 rds_conn_first_seq(void)
+{
+	s64 ns = ktime_get_real_ns();
+
+	return ns > 0 ? ns : 1;
+}
+
 static void rds_conn_path_init(struct rds_connection *conn,
 			       struct rds_conn_path *cp, unsigned int index)
 {
@@ -127,7 +153,7 @@ static void rds_conn_path_init(struct rds_connection *conn,
 	INIT_LIST_HEAD(&cp->cp_send_queue);
 	INIT_LIST_HEAD(&cp->cp_retrans);
 	INIT_LIST_HEAD(&cp->cp_reg_item);
-	cp->cp_next_tx_seq = 1;
+	cp->cp_next_tx_seq = rds_conn_first_seq();
 	cp->cp_next_rx_seq = 0;
 	cp->cp_unacked_packets = READ_ONCE(rds_sysctl_max_unacked_packets);
 	cp->cp_unacked_bytes = READ_ONCE(rds_sysctl_max_unacked_bytes);

@@ -15,7 +15,9 @@
  *    never acknowledged or retransmitted) is applied to the peer's map;
  *  - a sequence number below cp_next_rx_seq on a message marked
  *    RETRANSMITTED is a duplicate from before a reconnect and is dropped;
- *    anything else moves cp_next_rx_seq past it (a fresh peer restarts at 1);
+ *    anything else moves cp_next_rx_seq past it (a peer's new connection
+ *    object starts from the wall clock, rds_conn_first_seq(), an in-tree
+ *    peer's from 1);
  *  - destination port 0 is a ping: answered with a pong from port 0 when
  *    net.rds.ping_enable is set;
  *  - everything else is queued on the socket bound to (daddr, dport), found
