@@ -24,8 +24,7 @@
  *     (or, for a masked CSWP whose masked compare fails, f(v) == v and the
  *     word was verified unchanged): r is the result.  Otherwise v = r and
  *     we try again, at most rds_ib_atomic_emul_tries times and for at most
- *     rds_ib_rdma_timeout_ms, the bound of any RDMA op (then OTHER_ERROR,
- *     counted in
+ *     rds_ib_atomic_emul_ms (then OTHER_ERROR, counted in
  *     ib_atomic_emulated_exhausted; each retry counts in
  *     ib_atomic_emulated_retries).  A try misses when the guess was wrong:
  *     the first guess (zero for FADD, the compare value for CSWP) usually
@@ -33,9 +32,9 @@
  *     owner, changed the word within one round trip.  Eight processes on
  *     two nodes hammering one word on rxe averaged 4.2 tries per op, and
  *     the former bound of 64 was once suspected of failing an op for
- *     nothing more than a busy word, so the default is 1024; a 2 s time bound
- *     did fail one (a busy word, slow tries on a debug kernel under
- *     emulation), so time is bounded like any RDMA op's.  The bounds
+ *     nothing more than a busy word, so the default is 1024; a fixed 2 s
+ *     bound did fail one (a busy word, slow tries on a debug kernel under
+ *     TCG), so the time bound is a parameter too, 10 s by default.  The bounds
  *     remain because an emulated op holds its message's SEND, and with it
  *     the connection's path: every later message to that peer waits
  *     behind the loop (each try completes, so the RDMA op watchdog does
@@ -62,13 +61,17 @@
  * arrived, so no retransmitted atomic can reach the responder after the
  * SEND killed the key (a responder that checks the key again for a
  * duplicate would answer it with an error although the atomic ran).  It
- * is a fence, not the software hold below: a held op may be cancelled
- * between its post and its SEND, which would leave the key alive.  The
+ * is a fence, not the software hold below: the SEND is posted right
+ * behind the atomic and the HCA waits, whereas a held SEND is posted only
+ * after a completion and a trip through the send worker, a longer window
+ * in which a path drop leaves the SEND unsent and the key alive.  The
  * owner may receive the message of an atomic on an ordinary key whose
  * requester later reports an error (its response lost, the retries
  * exhausted), as with an RDMA WRITE.  When
- * the emulation loop runs, ->xmit_atomic() returns -EAGAIN until the loop
- * finished and kicks the send worker when it did: the SEND hold of
+ * the emulation loop runs, ->xmit_atomic() returns -EINPROGRESS once it
+ * posted the first try (rds.ko counts the op posted: a cancel no longer
+ * reports it, and the SEND still goes), -EAGAIN until the loop finished,
+ * and the loop kicks the send worker when it did: the SEND hold of
  * ib_rdma.c (rds_ib_msg_hold()), which a READ uses too.  The hold is a
  * marker in rm->m_final_op, not the loop's context, so nothing stays
  * allocated if the message is never transmitted again (reconnect,
@@ -131,16 +134,24 @@ static unsigned int rds_ib_atomic_emul_tries = 1024;
 
 RDS_PARAM_UINT(rds_ib_atomic_emul_tries, rds_ib_atomic_emul_tries, 2,
 	       RDS_IB_ATOMIC_EMUL_TRIES_MAX, 0644,
-	       " CMP_AND_SWPs an emulated masked atomic may post before it fails with RDS_RDMA_OTHER_ERROR (2..65536, default 1024; and at most rds_ib_rdma_timeout_ms)");
+	       " CMP_AND_SWPs an emulated masked atomic may post before it fails with RDS_RDMA_OTHER_ERROR (2..65536, default 1024; see also rds_ib_atomic_emul_ms)");
 
 /*
- * Jiffies after which an emulated op posts no more tries: an emulated op
- * may take as long as any RDMA op (rds_ib_rdma_timeout_ms; 0, never).  0
- * means no bound.
+ * Milliseconds one emulated op may spend in tries (0: tries alone bound
+ * it); read when the op starts.
+ */
+static unsigned int rds_ib_atomic_emul_ms = 10000;
+
+RDS_PARAM_UINT(rds_ib_atomic_emul_ms, rds_ib_atomic_emul_ms, 0, 600000, 0644,
+	       " Milliseconds an emulated masked atomic may spend in tries before it fails with RDS_RDMA_OTHER_ERROR (0..600000, 0: no time bound; default 10000)");
+
+/*
+ * Jiffies after which an emulated op posts no more tries, or 0 for no
+ * bound.
  */
 static unsigned long rds_ib_atomic_emul_deadline(void)
 {
-	unsigned int ms = READ_ONCE(rds_ib_rdma_timeout_ms);
+	unsigned int ms = READ_ONCE(rds_ib_atomic_emul_ms);
 
 	if (!ms)
 		return 0;
@@ -388,10 +399,12 @@ int rds_ib_atomic_check(struct rds_sock *rs, struct rds_connection *conn,
  * @cp: path
  * @op: &rm->atomic
  *
- * RDS_IN_XMIT held, never sleeps.  An emulated masked op returns -EAGAIN
- * until its loop finished (the completion kicks the send worker).
+ * RDS_IN_XMIT held, never sleeps.  An emulated masked op returns
+ * -EINPROGRESS once posted and -EAGAIN until its loop finished (the
+ * completion kicks the send worker).
  *
- * Return: 0, -EAGAIN/-ENOMEM (called again), -ENOTCONN/-EIO (drop path).
+ * Return: 0, -EINPROGRESS (posted, holding the SEND), -EAGAIN/-ENOMEM
+ * (called again), -ENOTCONN/-EIO (drop path).
  */
 int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 {
@@ -447,8 +460,7 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 	ac->ac_ep = ep;
 	ac->ac_rm = rm;
 	ac->ac_cqe.done = rds_ib_atomic_done;
-	ac->ac_final = op->op_silent && !rm->m_payload_len &&
-		       !rm->m_rdma_cookie;
+	ac->ac_final = !rds_msg_has_send(rm);
 	ac->ac_sge.addr = sg_dma_address(op->op_sg);
 	ac->ac_sge.length = 8;
 	ac->ac_sge.lkey = rid->rid_pd->local_dma_lkey;
@@ -515,5 +527,5 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 		rds_ib_ep_post_error(ep, ret, "ib_post_send of atomic failed");
 		return -EIO;
 	}
-	return wait ? -EAGAIN : 0;
+	return wait ? -EINPROGRESS : 0;
 }

@@ -18,9 +18,12 @@
  *   the op completed, so the owner's key is not invalidated while the
  *   READ still uses it.  The wait is ours, not IB_SEND_FENCE: the first
  *   call posts the op, holds the message's SEND back (rds_ib_msg_hold())
- *   and returns -EAGAIN; the op's last completion releases it
- *   (rds_ib_msg_unhold(), which kicks the path), and the next call
- *   returns 0, letting ->xmit() post the SEND.  Soft-RoCE on 6.12 and siw lose
+ *   and returns -EINPROGRESS (rds.ko then counts the op posted: a cancel
+ *   from now on reports nothing and the SEND still goes, so a use-once
+ *   key the READ used dies); calls while the hold lasts return -EAGAIN;
+ *   the op's last completion releases it (rds_ib_msg_unhold(), which
+ *   kicks the path), and the next call returns 0, letting ->xmit() post
+ *   the SEND.  Soft-RoCE on 6.12 and siw lose
  *   fenced SENDs behind READs (the SEND never goes out, nothing fails);
  *   holding it back costs the same round trip the fence costs.  An atomic
  *   against a use-once key keeps IB_SEND_FENCE (ib_atomic.c says why);
@@ -80,9 +83,10 @@ static_assert(RDS_RDMA_MAX_OP_PAGES <=
  * an emulated masked atomic in ib_atomic.c.  rm->m_final_op is NULL (no
  * hold), RDS_IB_SEND_HELD or RDS_IB_SEND_RELEASED (markers, never
  * dereferenced).  The op's ->xmit_*() sets the hold before posting and
- * returns -EAGAIN; the op's last completion releases it and kicks the
- * path; the next ->xmit_*() call finds it released, clears it and
- * returns 0, so rds.ko goes on with the message.
+ * returns -EINPROGRESS (then -EAGAIN while held); the op's last
+ * completion releases it and kicks the path; the next ->xmit_*() call
+ * finds it released, clears it and returns 0, so rds.ko goes on with the
+ * message.
  */
 static char rds_ib_send_held_mark, rds_ib_send_released_mark;
 #define RDS_IB_SEND_HELD	((void *)&rds_ib_send_held_mark)
@@ -465,12 +469,14 @@ void rds_ib_rdma_wd_stop(struct rds_ib_ep *ep)
  * @op: &rm->rdma
  *
  * RDS_IN_XMIT held, never sleeps.  A READ (or RDS_RDMA_FENCE op) followed
- * by a SEND returns -EAGAIN once posted, and 0 from the call after its
- * completion (see the theory of operation).
+ * by a SEND returns -EINPROGRESS once posted, -EAGAIN while it holds the
+ * SEND back, and 0 from the call after its completion (see the theory of
+ * operation).
  *
- * Return: 0; -EAGAIN/-ENOMEM when the send queue or memory is short, or
- * while the op holds the SEND back (called again later); -ENOTCONN, -EIO
- * or -EMSGSIZE to drop the path.
+ * Return: 0; -EINPROGRESS posted and holding the SEND; -EAGAIN/-ENOMEM
+ * when the send queue or memory is short, or while the op holds the SEND
+ * back (called again later); -ENOTCONN, -EIO or -EMSGSIZE to drop the
+ * path.
  */
 int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 {
@@ -536,8 +542,7 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	ctx->rc_rm = rm;
 	ctx->rc_nwr = nwr;
 	atomic_set(&ctx->rc_pending, nwr);
-	ctx->rc_final = op->op_silent && !rm->m_payload_len &&
-			!rm->m_rdma_cookie;
+	ctx->rc_final = !rds_msg_has_send(rm);
 	ctx->rc_hold = !ctx->rc_final && (!op->op_write || op->op_fence);
 	ctx->rc_mid_cqe.done = rds_ib_rdma_mid_done;
 	ctx->rc_last_cqe.done = rds_ib_rdma_last_done;
@@ -605,7 +610,7 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	rds_ib_stats_add(s_ib_rdma_wrs, nwr);
 	rds_ib_stats_inc(s_ib_rdma_ops);
 	rds_ib_rdma_wd_arm(ep);
-	return hold ? -EAGAIN : 0;
+	return hold ? -EINPROGRESS : 0;
 }
 
 /**

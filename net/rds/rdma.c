@@ -618,7 +618,9 @@ bool rds_rdma_msg_drop(struct rds_message *rm, int status)
  * Ops that were not posted are reported RDS_RDMA_CANCELED and will never
  * be posted; ops the sender is posting or has posted may execute, so their
  * completions report the real outcome (a cancel that meets the sender in
- * rds_rdma_xmit_ops() leaves the decision to it).  Any context.
+ * rds_rdma_xmit_ops() leaves the decision to it).  A message's ops go as
+ * a unit: once one is posted (RDS_OPS_POSTED, also while the transport
+ * holds the SEND behind it), the others are posted too.  Any context.
  */
 void rds_rdma_msg_cancel(struct rds_message *rm)
 {
@@ -1288,12 +1290,13 @@ RDS_PARAM_UINT(rdma_post_delay_ms, rds_rdma_post_delay_ms, 0, 1000, 0644,
 static bool rds_ops_claim(struct rds_message *rm)
 {
 	unsigned int delay;
+	u32 old;
 
-	if (cmpxchg(&rm->m_ops_state, RDS_OPS_IDLE, RDS_OPS_POSTING) ==
-	    RDS_OPS_CANCELED)
+	old = cmpxchg(&rm->m_ops_state, RDS_OPS_IDLE, RDS_OPS_POSTING);
+	if (old == RDS_OPS_CANCELED)
 		return false;
 	delay = READ_ONCE(rds_rdma_post_delay_ms);
-	if (delay)
+	if (delay && old == RDS_OPS_IDLE)
 		msleep(delay);
 	return true;
 }
@@ -1313,6 +1316,21 @@ static int rds_ops_unclaim(struct rds_message *rm, int err)
 	return err;
 }
 
+/*
+ * The transport posted an op of @rm and holds its SEND back until the op
+ * completed (-EINPROGRESS).  The op runs whatever a cancel says now, so
+ * its completions report it (RDS_OPS_POSTED; a cancel that came while we
+ * were posting, CANCEL_PENDING, is overruled as when posting succeeds)
+ * and the message at the cursor still gets its SEND, which for a
+ * use-once key is what kills it.  The transport kicks the path when the
+ * hold ends.  Return: -EAGAIN, for rds_send_xmit().
+ */
+static int rds_ops_posted_held(struct rds_message *rm)
+{
+	WRITE_ONCE(rm->m_ops_state, RDS_OPS_POSTED);
+	return -EAGAIN;
+}
+
 /**
  * rds_rdma_xmit_ops - post a message's ops before its data
  * @cp: path (RDS_IN_XMIT held)
@@ -1320,6 +1338,8 @@ static int rds_ops_unclaim(struct rds_message *rm, int err)
  *
  * A message naming an MR whose registration is still in flight (MAP or
  * DEST) is held: -EAGAIN, and the registration's completion kicks @cp.
+ * An op the transport posted and holds the SEND for (-EINPROGRESS) is
+ * posted from then on: -EAGAIN until the transport kicks @cp.
  *
  * Return: 0 to go on with ->xmit(), a positive byte count when the message
  * is complete without a SEND (silent, dropped because it is a
@@ -1358,6 +1378,8 @@ int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
 		ret = trans->xmit_atomic ? trans->xmit_atomic(cp, &rm->atomic) :
 					   -EOPNOTSUPP;
 		trace_rds_rdma_post(cp, rm, true, ret);
+		if (ret == -EINPROGRESS)
+			return rds_ops_posted_held(rm);
 		if (ret)
 			return rds_ops_unclaim(rm, ret);
 		cp->cp_xmit_atomic_sent = 1;
@@ -1367,14 +1389,14 @@ int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
 		ret = trans->xmit_rdma ? trans->xmit_rdma(cp, &rm->rdma) :
 					 -EOPNOTSUPP;
 		trace_rds_rdma_post(cp, rm, false, ret);
+		if (ret == -EINPROGRESS)
+			return rds_ops_posted_held(rm);
 		if (ret)
 			return rds_ops_unclaim(rm, ret);
 		cp->cp_xmit_rdma_sent = 1;
 		WRITE_ONCE(rm->m_ops_state, RDS_OPS_POSTED);
 	}
-	if (!rm->m_payload_len && !rm->m_rdma_cookie &&
-	    (!rm->rdma.op_active || rm->rdma.op_silent) &&
-	    (!rm->atomic.op_active || rm->atomic.op_silent))
+	if (!rds_msg_has_send(rm))
 		return total;
 	return 0;
 }

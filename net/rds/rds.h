@@ -125,7 +125,8 @@
 
 /**
  * struct rds_header - the 48-byte RDS header, identical on every transport
- * @h_sequence: per-path sequence number, from 1; 0 in ACK-only headers
+ * @h_sequence: per-path sequence number, from rds_conn_first_seq() (in-tree:
+ *	from 1); 0 in ACK-only headers
  * @h_ack: highest sequence number received in order (piggy-backed ACK)
  * @h_len: payload bytes
  * @h_sport: source RDS port
@@ -516,8 +517,9 @@ struct rds_notifier {
  * @op_fence: IB_SEND_FENCE on the SEND that follows the RDMA
  * @op_notify: queue an RDS_CMSG_RDMA_STATUS whatever the outcome
  * @op_recverr: queue one on failure only (RDS_RECVERR set on the socket)
- * @op_silent: RDS_RDMA_SILENT: when the message has no payload and no
- *	cookie either, no SEND follows at all: the RDMA WR is the final op
+ * @op_silent: RDS_RDMA_SILENT: when the message has no payload, no
+ *	cookie and no other op that is not silent, no SEND follows at all
+ *	(rds_msg_has_send()): the RDMA WR is the final op
  * @op_mapped: the transport DMA mapped op_sg (transport bookkeeping)
  * @op_use_once: the remote cookie is one of our nodes' use-once keys
  *	(RDS_MR_IOVA_USE_ONCE in its offset; an RDS_RDMA_USE_ONCE flag in
@@ -670,6 +672,24 @@ struct rds_message {
  */
 #define RDS_MR_IOVA_USE_ONCE	0x80000000U
 
+/**
+ * rds_msg_has_send - does a SEND follow @rm's RDMA and atomic ops?
+ * @rm: the message
+ *
+ * Every message is sent, except one with no payload and no cookie whose
+ * ops are all RDS_RDMA_SILENT: then its last op is its final one and
+ * reports its success.  Any op of a message that has a SEND (also a
+ * silent one next to a non-silent one) is reported by the SEND's
+ * completion and must follow the rules of an op with a SEND behind it
+ * (a READ holds it back).
+ */
+static inline bool rds_msg_has_send(const struct rds_message *rm)
+{
+	return rm->m_payload_len || rm->m_rdma_cookie ||
+	       (rm->rdma.op_active && !rm->rdma.op_silent) ||
+	       (rm->atomic.op_active && !rm->atomic.op_silent);
+}
+
 static inline u64 rds_rdma_make_cookie(u32 r_key, u32 offset)
 {
 	return r_key | ((u64)offset << 32);
@@ -760,7 +780,7 @@ struct rds_mr {
  * built for another one; the t_abi field also changes the structure's
  * layout, so module versioning refuses the older pairs at load time.
  */
-#define RDS_TRANSPORT_ABI	2
+#define RDS_TRANSPORT_ABI	3
 
 /**
  * struct rds_transport - what a transport provides to rds.ko
@@ -816,10 +836,14 @@ struct rds_mr {
  *	once per transmission; @op is &rm->rdma (container_of for rm).
  *	Messages with RDMA/atomic ops are never retransmitted: after a
  *	reconnect rds.ko drops them with RDS_RDMA_DROPPED.  Return 0 or, like
- *	->xmit(), -EAGAIN when the ring is full or -ENOMEM (called again)
- *	or another error (drops the path).  If op_silent and the message has
- *	no payload and no cookie, ->xmit() is not called for it: the RDMA WR
- *	is then the message's final op.  The transport reports the outcome
+ *	->xmit(), -EAGAIN when the ring is full or -ENOMEM (called again,
+ *	nothing posted) or another error (drops the path).  Return
+ *	-EINPROGRESS when the op was posted but holds the message back (the
+ *	SEND must wait for its completion): rds.ko counts the op as posted,
+ *	so that a cancel no longer reports it, and calls again once kicked;
+ *	that call returns -EAGAIN while the hold lasts, then 0.  When
+ *	rds_msg_has_send() is false, ->xmit() is not called for the message:
+ *	the RDMA WR is then its final op.  The transport reports the outcome
  *	with rds_rdma_send_complete() once (from the completion of the final
  *	op of the message: the SEND, or the RDMA WR when silent).
  * @xmit_atomic: optional, post rm->atomic (NULL: atomic cmsgs get

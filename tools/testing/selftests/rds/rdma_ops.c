@@ -41,7 +41,8 @@
  * such window.
  */
 enum { OP_WRITE = 1, OP_READ = 2, OP_WRITE_TWICE = 3, OP_WRITE_GO_WRITE = 4,
-       OP_GO = 5, OP_KEY = 6, OP_CHECK = 7, OP_IGNORE = 8, OP_QUIT = 9 };
+       OP_GO = 5, OP_KEY = 6, OP_CHECK = 7, OP_IGNORE = 8, OP_QUIT = 9,
+       OP_KEY_ONCE = 10 };
 enum { REP_DONE = 1, REP_STATUS = 2, REP_KEY = 3 };
 
 struct req {
@@ -131,15 +132,21 @@ static int serve(const char *addr, int port, int secs)
 			continue;
 		if (q.op == OP_QUIT)
 			return 0;
-		if (q.op == OP_KEY) {
-			/* an ordinary key on a zeroed target, for our peer */
+		if (q.op == OP_KEY || q.op == OP_KEY_ONCE) {
+			/*
+			 * An ordinary key on a zeroed target, or a use-once
+			 * key on a target holding the pattern, for our peer.
+			 */
 			if (key)
 				rds_free_mr(fd, key, 0);
 			key = 0;
-			memset(target, 0, sizeof(target));
+			for (uint32_t i = 0; i < LEN; i++)
+				target[i] = q.op == OP_KEY ? 0 : q.pattern + i;
 			r.kind = REP_KEY;
 			r.status = rds_get_mr(fd, target, LEN, &key,
-					      RDS_RDMA_READWRITE) ? -errno : 0;
+					      RDS_RDMA_READWRITE |
+					      (q.op == OP_KEY ? 0 :
+					       RDS_RDMA_USE_ONCE)) ? -errno : 0;
 			r.cookie = key;
 			send_c(fd, &from, &r, sizeof(r), 0, NULL, 0);
 			continue;
@@ -242,7 +249,8 @@ int main(int argc, char **argv)
 	struct rep r;
 	struct req q;
 	uint64_t cookie;
-	char cmd[256];
+	char cmd[256], dev[64];
+	FILE *pf;
 	int fd;
 
 	if (argc == 5 && !strcmp(argv[1], "serve"))
@@ -251,7 +259,7 @@ int main(int argc, char **argv)
 		printf("1..0 # SKIP no peer\n");
 		return 4;
 	}
-	printf("1..14\n");
+	printf("1..16\n");
 	snprintf(cmd, sizeof(cmd),
 		 "rds-peer 1 '/tests/rdma_ops serve %s 18720 120 >/dev/null 2>&1 &'",
 		 paddr);
@@ -416,6 +424,65 @@ int main(int argc, char **argv)
 				true, 3, 30000) == RDS_RDMA_SUCCESS,
 		    "the socket still does RDMA afterwards");
 	}
+	/* 15-16: RDS_CANCEL_SENT_TO while a READ holds its SEND back */
+	q = (struct req){ .op = OP_KEY_ONCE, .pattern = 8 };
+	dev[0] = 0;
+	snprintf(cmd, sizeof(cmd), "rds-dataif %s", laddr);
+	pf = popen(cmd, "r");
+	if (pf) {
+		if (!fgets(dev, sizeof(dev), pf))
+			dev[0] = 0;
+		dev[strcspn(dev, "\n")] = 0;
+		pclose(pf);
+	}
+	snprintf(cmd, sizeof(cmd), "/tests/rds_netem %s delay 400000", dev);
+	if (!dev[0] || send_c(fd, &to, &q, sizeof(q), 0, NULL, 0) != sizeof(q) ||
+	    wait_rep(fd, &r, REP_KEY) || r.status || !r.cookie ||
+	    system(cmd)) {
+		for (int i = 0; i < 2; i++)
+			printf("ok %d # SKIP no netem, no data link or no use-once key from the peer\n",
+			       ++tests);
+	} else {
+		uint64_t key = r.cookie, tok = 0;
+		int st = -1, st2 = -1;
+		bool read_ok;
+		pid_t kid;
+
+		memset(b, 0, LEN);
+		q = (struct req){ .op = OP_IGNORE, .len = LEN + 1 };
+		kid = fork();
+		if (kid == 0) {
+			usleep(150000);
+			setsockopt(fd, SOL_RDS, RDS_CANCEL_SENT_TO, &to,
+				   sizeof(to));
+			_exit(0);
+		}
+		if (rds_send_rdma(fd, &to, &q, sizeof(q), key, 0, b, LEN,
+				  RDS_RDMA_NOTIFY_ME, 5, SEND_MS) == sizeof(q))
+			st = rds_wait_note(fd, &tok, 30000);
+		if (kid > 0)
+			waitpid(kid, NULL, 0);
+		snprintf(cmd, sizeof(cmd), "/tests/rds_netem %s off", dev);
+		if (system(cmd))
+			printf("# netem off on %s failed\n", dev);
+		read_ok = pattern_ok(b, LEN, 8);
+		/* A round trip: the owner has seen our message (and key). */
+		q = (struct req){ .op = OP_CHECK, .pattern = 8 };
+		if (send_c(fd, &to, &q, sizeof(q), 0, NULL, 0) == sizeof(q) &&
+		    wait_rep(fd, &r, REP_STATUS) == 0) {
+			memset(b, 0, LEN);
+			st2 = rds_do_rdma(fd, &to, NULL, 0, key, b, LEN,
+					  false, 6, 30000);
+		}
+		printf("# cancel while held: status %d (token %llu), data %s; second READ %d\n",
+		       st, (unsigned long long)tok, read_ok ? "read" : "missing",
+		       st2);
+		tap(st == RDS_RDMA_SUCCESS && tok == 5 && read_ok,
+		    "cancel while a READ holds its SEND: SUCCESS, the data read");
+		tap(st2 == RDS_RDMA_REMOTE_ERROR && zero_ok(b, LEN),
+		    "the use-once key it read is dead: its SEND still went");
+	}
+
 	q = (struct req){ .op = OP_QUIT };
 	send_c(fd, &to, &q, sizeof(q), 0, NULL, 0);
 	return fails ? 1 : 0;

@@ -169,7 +169,7 @@ default $P/rds_rdma/parameters/rds_ib_mr_key_window 16777216
 
 # The writable ones of rds_rdma.ko, live.
 for p in rds_ib_inv_batch rds_ib_inv_flush_us rds_ib_inv_force_local \
-	 rds_ib_atomic_force_emul rds_ib_atomic_emul_tries; do
+	 rds_ib_atomic_force_emul rds_ib_atomic_emul_tries rds_ib_atomic_emul_ms; do
 	t "rds_rdma/$p is 0644" '[ "$(stat -c %a $P/rds_rdma/parameters/$p)" = 644 ]'
 done
 W=$P/rds_rdma/parameters
@@ -208,6 +208,12 @@ bad $W/rds_ib_atomic_emul_tries 0
 bad $W/rds_ib_atomic_emul_tries 65537
 bad $W/rds_ib_atomic_emul_tries -1
 good $W/rds_ib_atomic_emul_tries 1024
+default $W/rds_ib_atomic_emul_ms 10000
+good $W/rds_ib_atomic_emul_ms 0
+good $W/rds_ib_atomic_emul_ms 600000
+bad $W/rds_ib_atomic_emul_ms 600001
+bad $W/rds_ib_atomic_emul_ms -1
+good $W/rds_ib_atomic_emul_ms 10000
 # The local ACK timeout of new connections.
 t "rds_rdma/rds_ib_ack_timeout is 0644" '[ "$(stat -c %a $W/rds_ib_ack_timeout)" = 644 ]'
 default $W/rds_ib_ack_timeout 0
@@ -328,6 +334,7 @@ for pv in rds_ib_retry_count=8 rds_ib_retry_count=-1 rds_ib_retry_count=x \
 	  rds_ib_inv_flush_us=100001 rds_ib_inv_flush_us=1e3 \
 	  rds_ib_inv_force_local=maybe rds_ib_atomic_force_emul=maybe \
 	  rds_ib_atomic_emul_tries=1 rds_ib_atomic_emul_tries=65537 \
+	  rds_ib_atomic_emul_ms=600001 \
 	  rds_ib_mr_key_window=255 rds_ib_mr_key_window=4294967296 \
 	  rds_ib_mr_park_every=1000001; do
 	refused rds_rdma "$pv"
