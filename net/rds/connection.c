@@ -118,6 +118,9 @@ bool rds_addr_is_local(struct net *net, const struct in6_addr *addr,
 	return false;
 }
 
+/* 2020-01-01 00:00:00 UTC: a wall clock before it was never set. */
+#define RDS_SEQ_CLOCK_SANE	1577836800LL
+
 /**
  * rds_conn_first_seq - sequence number of a new path's first message
  *
@@ -140,6 +143,9 @@ static u64 rds_conn_first_seq(void)
 {
 	s64 ns = ktime_get_real_ns();
 
+	/* A clock never set (no RTC, no NTP yet) protects nothing: say so. */
+	if (ns < RDS_SEQ_CLOCK_SANE * NSEC_PER_SEC)
+		pr_warn_once("RDS: the wall clock reads before 2020: a peer may drop this node's first retransmissions after a module reload as old\n");
 	return ns > 0 ? ns : 1;
 }
 
