@@ -481,6 +481,15 @@ int main(int argc, char **argv)
 		    "cancel while a READ holds its SEND: SUCCESS, the data read");
 		tap(st2 == RDS_RDMA_REMOTE_ERROR && zero_ok(b, LEN),
 		    "the use-once key it read is dead: its SEND still went");
+		/*
+		 * The dead-key READ dropped the connection: a round trip, so
+		 * that OP_QUIT below is sent before close() could cancel it
+		 * (a server left running keeps the peer's modules busy).
+		 */
+		q = (struct req){ .op = OP_CHECK, .pattern = 8 };
+		if (send_c(fd, &to, &q, sizeof(q), 0, NULL, 0) != sizeof(q) ||
+		    wait_rep(fd, &r, REP_STATUS))
+			printf("# no answer from the peer after the dead-key READ\n");
 	}
 
 	q = (struct req){ .op = OP_QUIT };
