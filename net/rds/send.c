@@ -230,28 +230,48 @@ void rds_send_drop_to(struct rds_sock *rs, const struct in6_addr *daddr,
 		return;
 	rds_wake_sk(rs);
 
-	list_for_each_entry_safe(rm, tmp, &list, m_sock_item) {
-		struct rds_conn_path *cp = rm->m_conn_path;
-		bool on_conn = false;
+	/*
+	 * Off their paths first, each path's messages in one hold of its
+	 * lock: the send loop takes a path's queue in order under that lock,
+	 * so it has sent a prefix of them and none of the rest, and what is
+	 * never sent is the newest of the socket's messages on each path.
+	 * Their ops are cancelled only then, so that no message the loop
+	 * still takes completes unsent (ops cancelled) ahead of one it sends.
+	 */
+	while (!list_empty(&list)) {
+		struct rds_conn_path *cp;
+		LIST_HEAD(batch);
+		LIST_HEAD(unlinked);
 
-		list_del_init(&rm->m_sock_item);
-		rds_rdma_msg_cancel(rm);
+		cp = list_first_entry(&list, struct rds_message,
+				      m_sock_item)->m_conn_path;
+		list_for_each_entry_safe(rm, tmp, &list, m_sock_item)
+			if (rm->m_conn_path == cp)
+				list_move_tail(&rm->m_sock_item, &batch);
 		if (cp) {
 			spin_lock_irqsave(&cp->cp_lock, flags);
-			if (test_and_clear_bit(RDS_MSG_ON_CONN, &rm->m_flags)) {
-				list_del_init(&rm->m_conn_item);
-				on_conn = true;
-			}
+			list_for_each_entry(rm, &batch, m_sock_item)
+				if (test_and_clear_bit(RDS_MSG_ON_CONN,
+						       &rm->m_flags))
+					list_move_tail(&rm->m_conn_item,
+						       &unlinked);
 			spin_unlock_irqrestore(&cp->cp_lock, flags);
 		}
-		if (on_conn)
+		/* The path's references; the socket's keep them alive. */
+		list_for_each_entry_safe(rm, tmp, &unlinked, m_conn_item) {
+			list_del_init(&rm->m_conn_item);
 			rds_message_put(rm);
+		}
 
-		spin_lock_irqsave(&rm->m_rs_lock, flags);
-		rm->m_rs = NULL;
-		spin_unlock_irqrestore(&rm->m_rs_lock, flags);
-		sock_put(rds_rs_to_sk(rs));
-		rds_message_put(rm);
+		list_for_each_entry_safe(rm, tmp, &batch, m_sock_item) {
+			list_del_init(&rm->m_sock_item);
+			rds_rdma_msg_cancel(rm);
+			spin_lock_irqsave(&rm->m_rs_lock, flags);
+			rm->m_rs = NULL;
+			spin_unlock_irqrestore(&rm->m_rs_lock, flags);
+			sock_put(rds_rs_to_sk(rs));
+			rds_message_put(rm);
+		}
 	}
 }
 
