@@ -371,8 +371,16 @@ static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
 		set_bit(RDS_MR_IN_TREE, &mr->r_state);
 	spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
 	if (found) {
-		/* A transport handing out a key twice: refuse, loudly. */
-		WARN_ONCE(1, "rds: duplicate rkey %#x\n", mr->r_key);
+		/*
+		 * The socket still names the key through an MR of a device
+		 * that was removed since (a device added again numbers its
+		 * keys afresh): refuse this registration, not the old MR,
+		 * which the application may still free by its cookie.  Not
+		 * a WARN: any user can get here by keeping keys across a
+		 * device removal.
+		 */
+		pr_notice_ratelimited("RDS: rkey %#x is still in use by an older MR of this socket: registration refused\n",
+				      mr->r_key);
 		ret = -EBUSY;
 		goto out_release;
 	}
