@@ -207,6 +207,8 @@ void rds_send_path_purge(struct rds_conn_path *cp)
  * @rs: socket
  * @daddr: destination address, NULL for every message (close)
  * @dport: destination port (ignored when @daddr is NULL)
+ *
+ * Process context (close(), setsockopt()): may sleep.
  */
 void rds_send_drop_to(struct rds_sock *rs, const struct in6_addr *daddr,
 		      __be16 dport)
@@ -272,6 +274,8 @@ void rds_send_drop_to(struct rds_sock *rs, const struct in6_addr *daddr,
 			sock_put(rds_rs_to_sk(rs));
 			rds_message_put(rm);
 		}
+		/* Many destinations: one pass over @list per path. */
+		cond_resched();
 	}
 }
 
