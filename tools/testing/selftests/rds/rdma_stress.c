@@ -663,26 +663,6 @@ static int side(char **argv)
 
 /* ---- the test (node 0) ------------------------------------------------- */
 
-static int run_cmd(const char *cmd, char *out, size_t len)
-{
-	FILE *p = popen(cmd, "r");
-	size_t n = 0;
-	int st;
-
-	if (!p)
-		return -1;
-	while (n + 1 < len) {
-		size_t m = fread(out + n, 1, len - 1 - n, p);
-
-		if (!m)
-			break;
-		n += m;
-	}
-	out[n] = 0;
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* Run @cmd on node 1 until it succeeds, 1 s apart, at most @secs. */
 static int peer_until(const char *cmd, char *out, size_t len, int secs)
 {
@@ -691,7 +671,7 @@ static int peer_until(const char *cmd, char *out, size_t len, int secs)
 
 	snprintf(full, sizeof(full), "rds-peer -t 20 1 '%s' 2>&1", cmd);
 	for (i = 0; i < secs; i++) {
-		rc = run_cmd(full, out, len);
+		rc = rds_run_cmd(full, out, len);
 		if (rc == 0)
 			break;
 		rds_msleep(1000);
@@ -825,17 +805,17 @@ TEST_F_TIMEOUT(st, rdma, DEADLINE + 120)
 		 "rds-peer -t 30 1 'rm -rf %s; %s side %d %s %s %d %u %u %d %s %u %d >%s.log 2>&1 &' 2>&1",
 		 PEER_DIR, SELF, fam, paddr, laddr, base, run, per, DEADLINE,
 		 PEER_DIR, every, drops_ok, PEER_DIR);
-	rc = run_cmd(tmp, out, sizeof(out));
+	rc = rds_run_cmd(tmp, out, sizeof(out));
 	ASSERT_EQ(0, rc) TH_LOG("%s: %s", tmp, out);
 	rc = peer_until("test -f " PEER_DIR "/ready", out, sizeof(out), 60);
 	if (rc) {
-		run_cmd("rds-peer -t 10 1 'cat " PEER_DIR ".log' 2>&1", out,
+		rds_run_cmd("rds-peer -t 10 1 'cat " PEER_DIR ".log' 2>&1", out,
 			sizeof(out));
 		kill(pid, SIGKILL);
 		ASSERT_EQ(0, rc) TH_LOG("peer side not ready: %s", out);
 	}
 	/* Both nodes' sockets are bound: go. */
-	ASSERT_EQ(0, run_cmd("rds-peer -t 20 1 'touch " PEER_DIR "/go' 2>&1",
+	ASSERT_EQ(0, rds_run_cmd("rds-peer -t 20 1 'touch " PEER_DIR "/go' 2>&1",
 			     out, sizeof(out)));
 	touch(LOCAL_DIR, "go");
 
@@ -846,16 +826,16 @@ TEST_F_TIMEOUT(st, rdma, DEADLINE + 120)
 			pres, sizeof(pres), DEADLINE);
 	if (rc)
 		TH_LOG("peer side never finished: %s", pres);
-	run_cmd("rds-peer -t 20 1 'cat " PEER_DIR ".log' 2>&1", out, sizeof(out));
+	rds_run_cmd("rds-peer -t 20 1 'cat " PEER_DIR ".log' 2>&1", out, sizeof(out));
 	if (out[0])
 		TH_LOG("peer log: %s", out);
 	snprintf(tmp, sizeof(tmp), "cat %s/res", LOCAL_DIR);
-	run_cmd(tmp, lres, sizeof(lres));
+	rds_run_cmd(tmp, lres, sizeof(lres));
 	TH_LOG("all done after %ld ms", rds_ms_since(&t0));
 	if (drops_ok) {
 		/* Both results are in: the sides may close their sockets. */
 		touch(LOCAL_DIR, "release");
-		run_cmd("rds-peer -t 20 1 'touch " PEER_DIR "/release' 2>&1",
+		rds_run_cmd("rds-peer -t 20 1 'touch " PEER_DIR "/release' 2>&1",
 			out, sizeof(out));
 	}
 
@@ -946,20 +926,20 @@ TEST_F_TIMEOUT(st, rdma, DEADLINE + 120)
 		       sum_drop);
 	/* The RDMA op watchdog's work (rds.rst, RDMA op watchdog). */
 #define WD_CMD "rds-info -c 2>/dev/null | grep -E 'ib_rdma_(kicks|timeouts)' | tr -s ' \\n' ' '"
-	run_cmd(WD_CMD, tmp, sizeof(tmp));
-	run_cmd("rds-peer -t 20 1 \"" WD_CMD "\" 2>&1", out, sizeof(out));
+	rds_run_cmd(WD_CMD, tmp, sizeof(tmp));
+	rds_run_cmd("rds-peer -t 20 1 \"" WD_CMD "\" 2>&1", out, sizeof(out));
 	TH_LOG("watchdog: node 0: %s; node 1: %s", tmp, out);
 	if (failed) {
 		/* What the stacks think of it, for the log. */
-		run_cmd("rds-info -v 2>&1 | head -c 6000", out, sizeof(out));
+		rds_run_cmd("rds-info -v 2>&1 | head -c 6000", out, sizeof(out));
 		TH_LOG("node 0 rds-info:\n%s", out);
-		run_cmd("rds-peer -t 20 1 'rds-info -v 2>&1 | head -c 6000' 2>&1",
+		rds_run_cmd("rds-peer -t 20 1 'rds-info -v 2>&1 | head -c 6000' 2>&1",
 			out, sizeof(out));
 		TH_LOG("node 1 rds-info:\n%s", out);
 		/* The device's own view: retries, NAKs, duplicates. */
-		run_cmd(DIAG_CMD, out, sizeof(out));
+		rds_run_cmd(DIAG_CMD, out, sizeof(out));
 		TH_LOG("node 0 rdma:\n%s", out);
-		run_cmd("rds-peer -t 20 1 '" DIAG_CMD "' 2>&1", out,
+		rds_run_cmd("rds-peer -t 20 1 '" DIAG_CMD "' 2>&1", out,
 			sizeof(out));
 		TH_LOG("node 1 rdma:\n%s", out);
 	}

@@ -399,27 +399,6 @@ FIXTURE_TEARDOWN(st)
 {
 }
 
-/* Run a shell command, capture its output; returns its exit status. */
-static int run_cmd(const char *cmd, char *out, size_t len)
-{
-	FILE *p = popen(cmd, "r");
-	size_t n = 0;
-	int st;
-
-	if (!p)
-		return -1;
-	while (n + 1 < len) {
-		size_t m = fread(out + n, 1, len - 1 - n, p);
-
-		if (!m)
-			break;
-		n += m;
-	}
-	out[n] = 0;
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* Read fd to EOF into buf (NUL-terminated). */
 static void read_all(int fd, char *buf, size_t len)
 {
@@ -448,7 +427,7 @@ static int poll_peer(struct __test_metadata *_metadata, const char *cmd,
 
 	snprintf(full, sizeof(full), "rds-peer -t 20 1 '%s' 2>&1", cmd);
 	for (i = 0; i < DEADLINE; i += 2) {
-		rc = run_cmd(full, out, len);
+		rc = rds_run_cmd(full, out, len);
 		if (rc == 0)
 			break;
 		rds_msleep(2000);
@@ -525,17 +504,17 @@ TEST_F_TIMEOUT(st, stress, DEADLINE + 60)
 			 SELF, variant->family == AF_INET6 ? 6 : 4,
 			 rds_peer_str(variant->family), base, run, total, DEADLINE,
 			 PEER_DIR);
-		rc = run_cmd(tmp, results, sizeof(results));
+		rc = rds_run_cmd(tmp, results, sizeof(results));
 		ASSERT_EQ(0, rc) TH_LOG("%s: %s", tmp, results);
 		for (i = 0; i < 60; i++) {
-			rc = run_cmd("rds-peer -t 10 1 'test -f " PEER_DIR "/ready' 2>&1",
+			rc = rds_run_cmd("rds-peer -t 10 1 'test -f " PEER_DIR "/ready' 2>&1",
 				     results, sizeof(results));
 			if (rc == 0)
 				break;
 			rds_msleep(500);
 		}
 		if (rc != 0) {
-			run_cmd("rds-peer -t 10 1 'cat " PEER_DIR ".log' 2>&1", results,
+			rds_run_cmd("rds-peer -t 10 1 'cat " PEER_DIR ".log' 2>&1", results,
 				sizeof(results));
 			ASSERT_EQ(0, rc) TH_LOG("peer not ready: %s", results);
 		}
@@ -560,7 +539,7 @@ TEST_F_TIMEOUT(st, stress, DEADLINE + 60)
 			 SELF, variant->family == AF_INET6 ? 6 : 4,
 			 rds_peer_str(variant->family), rds_local_str(variant->family),
 			 base, run, total, DEADLINE, PEER_DIR);
-		ASSERT_EQ(0, run_cmd(tmp, results, sizeof(results)))
+		ASSERT_EQ(0, rds_run_cmd(tmp, results, sizeof(results)))
 			TH_LOG("%s: %s", tmp, results);
 	}
 	close(pipefd[1]);

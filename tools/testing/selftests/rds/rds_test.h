@@ -388,6 +388,31 @@ static inline int rds_drop_ipc_lock(void)
 	return syscall(SYS_capset, &h, d);
 }
 
+/*
+ * Run a shell command and capture up to @len - 1 bytes of its output in
+ * @out (NUL-terminated).  Return: its exit status, -1 if it did not run or
+ * did not exit.
+ */
+static inline int rds_run_cmd(const char *cmd, char *out, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+	size_t n = 0;
+	int st;
+
+	if (!p)
+		return -1;
+	while (n + 1 < len) {
+		size_t m = fread(out + n, 1, len - 1 - n, p);
+
+		if (!m)
+			break;
+		n += m;
+	}
+	out[n] = 0;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 /* Give the socket a send buffer with a payload limit of at least bytes. */
 static inline int rds_big_sndbuf(int fd, int bytes)
 {
