@@ -60,6 +60,7 @@ static int rds_release(struct socket *sock)
 	rds_cong_remove_socket(rs);
 	rds_remove_bound(rs);
 	rds_send_drop_to(rs, NULL, 0);
+	rds_zcopy_sock_release(rs);
 	rds_rdma_drop_keys(rs);
 	if (rs->rs_transport) {
 		if (rs->rs_transport->sock_release)
@@ -154,7 +155,7 @@ static __poll_t rds_poll(struct file *file, struct socket *sock,
 	} else if (rs->rs_cong_notify) {
 		mask |= EPOLLIN | EPOLLRDNORM;
 	}
-	if (!list_empty(&rs->rs_notify_queue) ||
+	if (!list_empty(&rs->rs_notify_queue) || rds_zcopy_pending(rs) ||
 	    (!list_empty(&rs->rs_recv_queue) &&
 	     !rds_inc_held(list_first_entry(&rs->rs_recv_queue,
 					    struct rds_incoming, i_item))))
@@ -526,6 +527,7 @@ static void rds_sock_destruct(struct sock *sk)
 	WARN_ON_ONCE(!list_empty(&rs->rs_send_queue));
 	WARN_ON_ONCE(!list_empty(&rs->rs_recv_queue));
 	WARN_ON_ONCE(!list_empty(&rs->rs_cong_item));
+	rds_zcopy_sock_release(rs);	/* a socket never released */
 }
 
 static int rds_create(struct net *net, struct socket *sock, int protocol,
@@ -554,6 +556,7 @@ static int rds_create(struct net *net, struct socket *sock, int protocol,
 	INIT_LIST_HEAD(&rs->rs_recv_queue);
 	INIT_LIST_HEAD(&rs->rs_cong_item);
 	INIT_LIST_HEAD(&rs->rs_notify_queue);
+	rds_zcopy_sock_init(rs);
 	rds_rdma_sock_init(rs);
 	rds_cong_updated_since(&rs->rs_cong_track);
 	rds_info_sock_add(rs);

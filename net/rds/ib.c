@@ -436,6 +436,7 @@ static void rds_ib_conn_free(void *data)
 struct rds_transport rds_ib_transport = {
 	.t_name			= "infiniband",
 	.t_abi			= RDS_TRANSPORT_ABI,
+	.t_zcopy_sges		= RDS_ZCOPY_MAX_SGES,
 	.t_type			= RDS_TRANS_IB,
 	.t_owner		= THIS_MODULE,
 	.laddr_check		= rds_ib_laddr_check,

@@ -341,7 +341,8 @@ struct rds_ib_device *rds_ib_sock_device(struct rds_sock *rs);
  * struct rds_ib_send_slot - one send ring entry (one fragment on the wire)
  * @ss_cqe: completion; done = rds_ib_send_done
  * @ss_wr: the SEND work request
- * @ss_sge: header SGE and data SGE
+ * @ss_sge: header SGE and the data SGEs (one per page of a copied payload;
+ *	up to RDS_ZCOPY_MAX_SGES for a MSG_ZEROCOPY one)
  * @ss_rm: the message, on the slot of its last fragment only; the slot
  *	holds a reference and the DMA mapping until the send completes
  * @ss_seq: ring sequence number of this use of the slot
@@ -354,7 +355,7 @@ struct rds_ib_device *rds_ib_sock_device(struct rds_sock *rs);
 struct rds_ib_send_slot {
 	struct ib_cqe		ss_cqe;
 	struct ib_send_wr	ss_wr;
-	struct ib_sge		ss_sge[2];
+	struct ib_sge		ss_sge[1 + RDS_ZCOPY_MAX_SGES];
 	struct rds_message	*ss_rm;
 	u32			ss_seq;
 };

@@ -71,6 +71,7 @@ static void rds_loop_inc_free(struct rds_incoming *inc)
 struct rds_transport rds_loop_transport = {
 	.t_name			= "loopback",
 	.t_abi			= RDS_TRANSPORT_ABI,
+	.t_zcopy_sges		= 0,	/* the receiver reads the pages later */
 	.t_type			= RDS_TRANS_COUNT,	/* not user-selectable */
 	.t_owner		= THIS_MODULE,
 	.conn_alloc		= rds_loop_conn_alloc,

@@ -10,6 +10,8 @@
  * scatterlist.  The payload is copied from the user iov into pages at
  * sendmsg() time; every sg entry covers at most one page and never
  * crosses a page boundary, so a transport can map it for DMA as is.
+ * MSG_ZEROCOPY payloads (zcopy.c) are the user's own pages instead, at
+ * any offset and length.
  *
  * Payloads smaller than a page are carved out of a per-CPU "remainder"
  * page (each piece holds a page reference), so small messages cost no page
@@ -113,6 +115,7 @@ struct rds_message *rds_message_alloc(unsigned int nents, gfp_t gfp)
 	spin_lock_init(&rm->m_rs_lock);
 	if (nents)
 		sg_init_table(rm->m_sg, nents);
+	rm->m_nents = nents;
 	rm->data.op_sg = rm->m_sg;
 	rm->data.op_nents = 0;
 	rm->data.op_active = 1;
@@ -144,6 +147,7 @@ void rds_message_put(struct rds_message *rm)
 	WARN_ON_ONCE(rm->m_rs);
 	rds_rdma_free_ops(rm);
 	rds_message_purge(rm);
+	rds_zcopy_free(rm);
 	kfree(rm);
 }
 EXPORT_SYMBOL_GPL(rds_message_put);

@@ -639,6 +639,8 @@ struct rm_atomic_op {
  *	preallocated when that registration may still fail, or NULL
  * @m_ops_state: who reports the ops' outcome, the sender that posted them
  *	or a cancel that came first (RDS_OPS_*, cmpxchg; see rdma.c)
+ * @m_zcopy: MSG_ZEROCOPY state (cookie, memlock charge), or NULL
+ * @m_nents: entries of m_sg
  * @m_sg: storage of data.op_sg (allocated with the message)
  */
 struct rds_message {
@@ -661,6 +663,8 @@ struct rds_message {
 	struct rds_mr		*m_rdma_mr;
 	struct rds_notifier	*m_reg_notifier;
 	u32			m_ops_state;
+	struct rds_zcopy	*m_zcopy;
+	unsigned int		m_nents;
 	struct scatterlist	m_sg[];
 };
 
@@ -776,17 +780,23 @@ struct rds_mr {
 /*
  * The contract between rds.ko and a transport module, bumped whenever an
  * op's meaning changes while its prototype does not (2: ->get_mr() takes
- * over the caller's page pin).  rds_trans_register() refuses a transport
+ * over the caller's page pin; 3: ->xmit() may return -EINPROGRESS for
+ * ops posted with their SEND held; 4: t_zcopy_sges, and payload sg entries
+ * of any offset and length).  rds_trans_register() refuses a transport
  * built for another one; the t_abi field also changes the structure's
  * layout, so module versioning refuses the older pairs at load time.
  */
-#define RDS_TRANSPORT_ABI	3
+#define RDS_TRANSPORT_ABI	4
 
 /**
  * struct rds_transport - what a transport provides to rds.ko
  * @t_name: name shown by SO_RDS_TRANSPORT users and RDS_INFO
  * @t_type: RDS_TRANS_IB, RDS_TRANS_TCP, ... (uapi values)
  * @t_abi: RDS_TRANSPORT_ABI the transport was built for
+ * @t_zcopy_sges: MSG_ZEROCOPY payloads are sent from the user's pages
+ *	when no 4 KiB fragment spans more than this many scatterlist entries
+ *	(at most RDS_ZCOPY_MAX_SGES; any offsets and lengths); 0: copy them
+ *	(a transport that hands the pages to the receiver in place)
  * @t_owner: module that implements it; pinned while sockets use it
  * @t_item: entry in the transport list (rds.ko)
  * @laddr_check: 0 if this transport can bind @addr, -EADDRNOTAVAIL (or
@@ -925,6 +935,7 @@ struct rds_transport {
 	char			t_name[16];
 	unsigned int		t_type;
 	unsigned int		t_abi;
+	unsigned int		t_zcopy_sges;
 	struct module		*t_owner;
 	struct list_head	t_item;
 
@@ -1039,6 +1050,10 @@ struct rds_bind_key {
  * @rs_seen_congestion: a send met a congested port; poll() also waits for
  *	congestion map updates
  * @rs_info_item: entry in the list of every socket (info.c)
+ * @rs_zcookie_lock: protects rs_zcookie_queue and rs_zcookie_dead (leaf
+ *	lock, any context)
+ * @rs_zcookie_queue: batches of MSG_ZEROCOPY cookies for recvmsg()
+ * @rs_zcookie_dead: the socket was released: drop cookies
  */
 struct rds_sock {
 	struct sock		rs_sk;
@@ -1077,6 +1092,10 @@ struct rds_sock {
 	void			*rs_trans_dev;
 	unsigned int		rs_trans_dev_gen;
 	struct list_head	rs_info_item;
+
+	spinlock_t		rs_zcookie_lock;
+	struct list_head	rs_zcookie_queue;
+	bool			rs_zcookie_dead;
 };
 
 #define rs_bound_addr		rs_bound.addr
@@ -1619,6 +1638,9 @@ struct rds_statistics {
 	u64	s_recv_bytes_added_to_socket;
 	u64	s_recv_bytes_removed_from_socket;
 	u64	s_send_stuck_rm;
+	u64	s_send_zcopy;
+	u64	s_send_zcopy_copied;
+	u64	s_send_zcopy_bytes;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_statistics, rds_stats);
@@ -1756,6 +1778,30 @@ void rds_send_drop_to(struct rds_sock *rs, const struct in6_addr *daddr,
 void rds_send_path_purge(struct rds_conn_path *cp);
 int rds_send_pong(struct rds_conn_path *cp, __be16 dport, gfp_t gfp);
 bool rds_send_has_room(struct rds_sock *rs);
+void rds_wake_sk(struct rds_sock *rs);
+
+/* ------------------------------------------------------------------------
+ * zcopy.c: MSG_ZEROCOPY pinning and completion cookies
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Pieces of a MSG_ZEROCOPY scatterlist a transport may have to send in one
+ * 4 KiB fragment: 2 covers one contiguous buffer at any alignment.  A
+ * transport's t_zcopy_sges is at most this.
+ */
+#define RDS_ZCOPY_MAX_SGES	2
+
+int rds_zcopy_parse_cookie(struct rds_sock *rs, struct rds_message *rm,
+			   struct cmsghdr *cmsg, bool zcopy);
+int rds_zcopy_attach(struct rds_message *rm, struct rds_transport *trans,
+		     struct iov_iter *from, size_t len);
+void rds_zcopy_queued(struct rds_message *rm);
+void rds_zcopy_free(struct rds_message *rm);
+bool rds_zcopy_recv(struct rds_sock *rs, struct msghdr *msg);
+bool rds_zcopy_pending(struct rds_sock *rs);
+void rds_zcopy_sock_init(struct rds_sock *rs);
+void rds_zcopy_sock_release(struct rds_sock *rs);
 
 int rds_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
 		int msg_flags);

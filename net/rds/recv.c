@@ -493,7 +493,8 @@ int rds_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
 		inc = rds_next_incoming(rs);
 		if (!inc) {
 			if (nonblock) {
-				ret = -EAGAIN;
+				/* As in-tree: cookies only, without blocking. */
+				ret = rds_zcopy_recv(rs, msg) ? 0 : -EAGAIN;
 				break;
 			}
 			timeo = wait_event_interruptible_timeout(*sk_sleep(sk),
@@ -527,6 +528,7 @@ int rds_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
 			ret = -EFAULT;
 			break;
 		}
+		rds_zcopy_recv(rs, msg);
 		rds_stats_inc(s_recv_delivered);
 		rds_recv_fill_name(msg, rs, inc);
 		break;

@@ -60,7 +60,13 @@ RDS_PARAM_UINT(send_batch_count, rds_send_batch_count, 1, RDS_SEND_BATCH_MAX,
 	       0444,
 	       " Messages handed to the transport per pass of the send loop (1..1048576, default 1024)");
 
-static inline void rds_wake_sk(struct rds_sock *rs)
+/**
+ * rds_wake_sk - wake whoever sleeps on, or polls, @rs
+ * @rs: the socket
+ *
+ * Any context.
+ */
+void rds_wake_sk(struct rds_sock *rs)
 {
 	struct sock *sk = rds_rs_to_sk(rs);
 	struct socket_wq *wq;
@@ -563,9 +569,12 @@ int rds_send_pong(struct rds_conn_path *cp, __be16 dport, gfp_t gfp)
 	return 0;
 }
 
-/* Parse the sendmsg cmsgs.  RDMA, atomics and zerocopy come later. */
+/*
+ * Parse the sendmsg cmsgs.  @zcopy: MSG_ZEROCOPY, which needs exactly one
+ * RDS_CMSG_ZCOPY_COOKIE (and the cookie needs MSG_ZEROCOPY).
+ */
 static int rds_send_cmsgs(struct rds_sock *rs, struct rds_message *rm,
-			  struct msghdr *msg)
+			  struct msghdr *msg, bool zcopy)
 {
 	struct cmsghdr *cmsg;
 	int ret = 0;
@@ -586,7 +595,7 @@ static int rds_send_cmsgs(struct rds_sock *rs, struct rds_message *rm,
 			ret = rds_cmsg_rdma(rs, rm, cmsg);
 			break;
 		case RDS_CMSG_ZCOPY_COOKIE:
-			ret = -EOPNOTSUPP;
+			ret = rds_zcopy_parse_cookie(rs, rm, cmsg, zcopy);
 			break;
 		default:
 			return -EINVAL;
@@ -594,7 +603,7 @@ static int rds_send_cmsgs(struct rds_sock *rs, struct rds_message *rm,
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return zcopy && !rm->m_zcopy ? -EINVAL : 0;
 }
 
 /**
@@ -707,6 +716,7 @@ static bool rds_send_queue_rm(struct rds_sock *rs, struct rds_conn_path *cp,
 		rm->m_rs = rs;
 		list_add_tail(&rm->m_sock_item, &rs->rs_send_queue);
 		set_bit(RDS_MSG_ON_SOCK, &rm->m_flags);
+		rds_zcopy_queued(rm);
 
 		rm->m_conn_path = cp;
 		rm->m_inc.i_conn = cp->cp_conn;
@@ -739,6 +749,8 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 	bool queued = false;
 	__u32 scope_id = 0;
 	__be16 dport, sport;
+	unsigned int nents;
+	bool zcopy;
 	int ret;
 
 	if (msg->msg_flags & ~(MSG_DONTWAIT | MSG_CMSG_COMPAT | MSG_ZEROCOPY))
@@ -785,13 +797,23 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 	if (payload_len > RDS_MAX_MSG_SIZE || payload_len > rds_sk_sndbuf(rs))
 		return -EMSGSIZE;
 
-	if ((msg->msg_flags & MSG_ZEROCOPY) && !sock_flag(sk, SOCK_ZEROCOPY))
+	zcopy = msg->msg_flags & MSG_ZEROCOPY;
+	if (zcopy && (!sock_flag(sk, SOCK_ZEROCOPY) || !payload_len))
 		return -EINVAL;
-	if ((msg->msg_flags & MSG_ZEROCOPY))
-		return -EOPNOTSUPP;	/* zerocopy is for TCP only */
 
-	rm = rds_message_alloc(DIV_ROUND_UP(payload_len, PAGE_SIZE),
-			       GFP_KERNEL);
+	nents = DIV_ROUND_UP(payload_len, PAGE_SIZE);
+	if (zcopy) {
+		/*
+		 * Room for the user's pages as they lie, unless they are
+		 * spread too thin to be sent from in place anyway.
+		 */
+		unsigned int most = RDS_ZCOPY_MAX_SGES *
+			DIV_ROUND_UP(payload_len, RDS_FRAG_SIZE) + 1;
+
+		nents = max_t(unsigned int, nents,
+			      iov_iter_npages(&msg->msg_iter, most));
+	}
+	rm = rds_message_alloc(nents, GFP_KERNEL);
 	if (!rm)
 		return -ENOMEM;
 	rm->m_daddr = daddr;
@@ -799,16 +821,9 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 	rds_message_populate_header(&rm->m_inc.i_hdr, sport, dport, 0);
 
 	/* cmsgs before the copy: a bad cmsg costs no page. */
-	ret = rds_send_cmsgs(rs, rm, msg);
+	ret = rds_send_cmsgs(rs, rm, msg, zcopy);
 	if (ret)
 		goto out;
-
-	if (payload_len) {
-		ret = rds_message_copy_from_user(rm, &msg->msg_iter,
-						 payload_len);
-		if (ret)
-			goto out;
-	}
 
 	lock_sock(sk);
 	conn = rs->rs_conn;
@@ -830,6 +845,16 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 	}
 	release_sock(sk);
 	cp = rds_conn_path0(conn);
+
+	/* The payload: the connection's transport decides on zerocopy. */
+	if (zcopy)
+		ret = rds_zcopy_attach(rm, conn->c_trans, &msg->msg_iter,
+				       payload_len);
+	else if (payload_len)
+		ret = rds_message_copy_from_user(rm, &msg->msg_iter,
+						 payload_len);
+	if (ret)
+		goto out;
 
 	ret = rds_rdma_check_send(rs, rm, conn);
 	if (ret)

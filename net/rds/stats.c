@@ -65,6 +65,9 @@ const char *const rds_stat_names[] = {
 	"recv_bytes_added_to_sock",
 	"recv_bytes_freed_fromsock",
 	"send_stuck_rm",
+	"send_zcopy",
+	"send_zcopy_copied",
+	"send_zcopy_bytes",
 };
 static_assert(ARRAY_SIZE(rds_stat_names) == RDS_STAT_COUNT);
 
