@@ -30,6 +30,11 @@
  *   atomic_silent the same with RDS_RDMA_SILENT: no message reaches the
  *               server's socket, only the atomic goes out (not in the
  *               default set: -m atomic_silent, or -m all)
+ *   bw_zc       bw with MSG_ZEROCOPY (SO_ZEROCOPY): each in-flight slot
+ *               sends from its own buffer and is reused once both its
+ *               answer and its completion cookie came back (not in the
+ *               default set: -m bw_zc, or -m all; "unsupported" where
+ *               the module refuses it, as in-tree does over IB)
  *
  * Keys are made by RDS_CMSG_RDMA_MAP on the request itself (-k map, the
  * default, which works with the in-tree module too) or by RDS_GET_MR with
@@ -77,11 +82,17 @@ struct bench_hdr {
 };
 
 enum test_kind { T_RATE, T_BW, T_RTT, T_RDMA_WRITE, T_RDMA_READ, T_ATOMIC,
-	T_ATOMIC_SILENT, T_NR };
+	T_ATOMIC_SILENT, T_BW_ZC, T_NR };
 static const char *const test_names[T_NR] = {
 	"rate", "bw", "rtt", "rdma_write", "rdma_read", "atomic",
-	"atomic_silent",
+	"atomic_silent", "bw_zc",
 };
+
+/* Both bandwidth tests: requests of each -s size. */
+static bool is_bw(enum test_kind k)
+{
+	return k == T_BW || k == T_BW_ZC;
+}
 
 /* Both atomic tests: fetch-adds on the server's counter. */
 static bool is_atomic(enum test_kind k)
@@ -117,8 +128,9 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: rds-bench [options] peer          run the tests against a server\n"
 		"       rds-bench -S [-p port] [-d seconds] address   serve on address\n"
-		"  -m tests     comma list of rate,bw,rtt,rdma_write,rdma_read,atomic\n"
-		"               (also rdma = both RDMA tests; default all)\n"
+		"  -m tests     comma list of rate,bw,rtt,rdma_write,rdma_read,atomic,\n"
+		"               atomic_silent,bw_zc (also rdma = both RDMA tests;\n"
+		"               default all but atomic_silent and bw_zc)\n"
 		"  -d seconds   per test (default 5; server: lifetime, default forever)\n"
 		"  -s sizes     comma list of sizes for bw and RDMA, K/M suffixes\n"
 		"               (default 4K,64K,1M; at most 1M)\n"
@@ -468,7 +480,9 @@ struct worker {
 };
 
 struct slot {
-	char *buf;		/* RDMA buffer */
+	char *buf;		/* RDMA buffer; bw_zc: the request */
+	bool zc_pending;	/* bw_zc: its cookie has not come back */
+	bool answered;		/* bw_zc: answered, waiting for the cookie */
 	uint64_t cookie;
 	uint64_t sent;		/* ns; 0 = free */
 	uint32_t seq;
@@ -510,13 +524,16 @@ static void add_lat(struct worker *w, uint64_t ns)
 }
 
 /* Send, retrying while the connection comes up or the peer is congested. */
-static int send_retry(struct worker *w, int s, const void *buf, size_t len,
-		      int type, const void *d, size_t dlen, const char *what)
+static int send_retry_f(struct worker *w, int s, const void *buf, size_t len,
+			int type, const void *d, size_t dlen, const char *what,
+			int flags)
 {
 	double give_up = now_s() + timeout_s;
+	struct rds_cm cm = { .type = type, .data = d, .len = dlen };
 
 	for (;;) {
-		if (send_msg(s, &peer_addr, buf, len, type, d, dlen) >= 0)
+		if (rds_sendmsg_cmf(s, &peer_addr, buf, len, &cm, type ? 1 : 0,
+				    -1, flags) >= 0)
 			return 0;
 		if ((errno != EAGAIN && errno != ENOBUFS && errno != EINTR &&
 		     errno != ENOTCONN) || now_s() > give_up || interrupted) {
@@ -525,6 +542,12 @@ static int send_retry(struct worker *w, int s, const void *buf, size_t len,
 		}
 		usleep(errno == ENOBUFS ? 200 : 2000);
 	}
+}
+
+static int send_retry(struct worker *w, int s, const void *buf, size_t len,
+		      int type, const void *d, size_t dlen, const char *what)
+{
+	return send_retry_f(w, s, buf, len, type, d, dlen, what, 0);
 }
 
 /* Wait for the answer to op @op (any slot); -1 on timeout or a bad answer. */
@@ -594,6 +617,7 @@ static int issue(struct worker *w, int s, struct slot *sl, int i, char *req,
 	int type = 0;
 	const void *cm = NULL;
 	size_t cmlen = 0;
+	uint32_t zc_cookie;
 
 	memset(h, 0, sizeof(*h));
 	h->magic = BENCH_MAGIC;
@@ -603,6 +627,19 @@ static int issue(struct worker *w, int s, struct slot *sl, int i, char *req,
 	h->nonce = w->nonce;
 	h->reply_len = sizeof(*h);
 	switch (w->kind) {
+	case T_BW_ZC:
+		/* The slot's own buffer, free again since its cookie came. */
+		len = w->size > sizeof(*h) ? w->size : sizeof(*h);
+		h->op = OP_REQ;
+		sl[i].seq = seq;
+		sl[i].sent = now_ns();
+		h->stamp = sl[i].sent;
+		memcpy(sl[i].buf, h, sizeof(*h));
+		sl[i].zc_pending = true;
+		zc_cookie = i;
+		return send_retry_f(w, s, sl[i].buf, len, RDS_CMSG_ZCOPY_COOKIE,
+				    &zc_cookie, sizeof(zc_cookie),
+				    "sendmsg with MSG_ZEROCOPY", MSG_ZEROCOPY);
 	case T_BW:
 		len = w->size > sizeof(*h) ? w->size : sizeof(*h);
 		/* fall through */
@@ -659,16 +696,18 @@ static void run_requests(struct worker *w, int s, char *buf)
 	struct slot *sl = calloc(w->depth, sizeof(*sl));
 	char *req = calloc(1, MAX_SIZE + 4096);
 	bool rdma = w->kind == T_RDMA_WRITE || w->kind == T_RDMA_READ;
+	bool zc = w->kind == T_BW_ZC;
 	uint16_t op = w->kind == T_RDMA_WRITE ? OP_RDMA_WRITE :
 		      w->kind == T_RDMA_READ ? OP_RDMA_READ : OP_REQ;
 	uint32_t seq = 1;
-	int i, inflight = 0;
+	/* bw_zc: slots answered whose cookie has not come back */
+	int i, inflight = 0, waiting = 0;
 
 	if (!sl || !req) {
 		fail(w, ST_FAILED, "out of memory");
 		goto out;
 	}
-	for (i = 0; rdma && i < w->depth; i++) {
+	for (i = 0; (rdma || zc) && i < w->depth; i++) {
 		sl[i].buf = aligned_alloc(4096, (w->size + 4095) & ~4095u);
 		if (!sl[i].buf) {
 			fail(w, ST_FAILED, "out of memory");
@@ -676,12 +715,20 @@ static void run_requests(struct worker *w, int s, char *buf)
 		}
 		memset(sl[i].buf, 0, w->size);
 	}
+	if (zc) {
+		int one = 1;
+
+		if (setsockopt(s, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
+			fail(w, ST_UNSUPPORTED, "SO_ZEROCOPY: %s", strerror(errno));
+			goto out;
+		}
+	}
 	for (i = 0; i < w->depth; i++) {
 		if (issue(w, s, sl, i, req, seq++))
 			goto drain;
 		inflight++;
 	}
-	while (inflight) {
+	while (inflight || waiting) {
 		struct bench_hdr *h = (struct bench_hdr *)buf;
 		double give_up = now_s() + timeout_s;
 		struct rds_rx rx;
@@ -689,12 +736,31 @@ static void run_requests(struct worker *w, int s, char *buf)
 
 		for (;;) {
 			if (interrupted || now_s() > give_up) {
-				fail(w, ST_FAILED, "%d answer(s) from %s missing after %g s",
-				     inflight, peer_name, timeout_s);
+				fail(w, ST_FAILED, "%d answer(s) and %d zerocopy cookie(s) from %s missing after %g s",
+				     inflight, waiting, peer_name, timeout_s);
 				goto drain;
 			}
 			if (recv_msg(s, buf, rxlen, &rx, 200))
 				continue;
+			/* Cookies: slots answered already can go again. */
+			for (k = 0; k < (int)rx.nzc; k++) {
+				uint32_t c = rx.zc[k];
+
+				if (c >= (uint32_t)w->depth || !sl[c].zc_pending)
+					continue;
+				sl[c].zc_pending = false;
+				if (!sl[c].answered)
+					continue;
+				sl[c].answered = false;
+				waiting--;
+				if (now_s() < w->end && !interrupted) {
+					if (issue(w, s, sl, c, req, seq++))
+						goto drain;
+					inflight++;
+				}
+			}
+			if (!inflight && !waiting)
+				goto out;
 			if (rx.is_note) {
 				if (rx.note.status != RDS_RDMA_SUCCESS) {
 					fail(w, ST_FAILED, "RDMA completed with %s",
@@ -728,9 +794,15 @@ static void run_requests(struct worker *w, int s, char *buf)
 			     (uint8_t)sl[k].buf[0], (uint8_t)sl[k].buf[w->size - 1]);
 			goto drain;
 		}
-		w->bytes += w->kind == T_BW ? (w->size > sizeof(*h) ? w->size : sizeof(*h)) :
+		w->bytes += is_bw(w->kind) ? (w->size > sizeof(*h) ? w->size : sizeof(*h)) :
 			    rdma ? w->size : sizeof(*h);
 		__atomic_add_fetch(&w->ops, 1, __ATOMIC_RELAXED);
+		if (zc && sl[k].zc_pending) {
+			/* Its buffer is still the kernel's: wait for the cookie. */
+			sl[k].answered = true;
+			waiting++;
+			continue;
+		}
 		if (now_s() < w->end && !interrupted) {
 			if (issue(w, s, sl, k, req, seq++))
 				goto drain;
@@ -879,7 +951,7 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	char *buf = malloc(MAX_SIZE + 4096);
-	long inflight = (long)w->depth * ((w->kind == T_BW ? w->size : 0) + 4096);
+	long inflight = (long)w->depth * ((is_bw(w->kind) ? w->size : 0) + 4096);
 	const char *what;
 	int s, err;
 
@@ -1272,7 +1344,7 @@ int main(int argc, char **argv)
 	for (k = 0; k < T_NR && !interrupted; k++) {
 		if (!tests_on[k])
 			continue;
-		if (k == T_BW || k == T_RDMA_WRITE || k == T_RDMA_READ) {
+		if (is_bw(k) || k == T_RDMA_WRITE || k == T_RDMA_READ) {
 			for (i = 0; i < nsizes && !interrupted; i++)
 				run_test(k, sizes[i]);
 		} else {

@@ -9,9 +9,14 @@
  *   rds_sendmsg_cm(), rds_send_cmsg()                 sendmsg with SOL_RDS
  *                                                     cmsgs, optionally
  *                                                     retried (bounded)
+ *   rds_sendmsg_cmf()                                 the same with
+ *                                                     sendmsg flags
+ *                                                     (MSG_ZEROCOPY)
  *   rds_recv_rx()                                     receive with the
- *                                                     RDMA_DEST cookie and
- *                                                     RDMA_STATUS collected
+ *                                                     RDMA_DEST cookie,
+ *                                                     RDMA_STATUS and
+ *                                                     zerocopy cookies
+ *                                                     collected
  *
  * A destination (@to) may be a struct sockaddr_in, sockaddr_in6 or
  * sockaddr_storage: its family gives its length.
@@ -229,9 +234,9 @@ struct rds_cm {
  * sendmsg() blocks instead (as long as the socket's SO_SNDTIMEO).  Returns
  * the sendmsg() result (-1 and errno EMSGSIZE if the cmsgs do not fit).
  */
-static inline ssize_t rds_sendmsg_cm(int fd, const void *to, const void *buf,
-				     size_t len, const struct rds_cm *cm,
-				     int n, int retry_ms)
+static inline ssize_t rds_sendmsg_cmf(int fd, const void *to, const void *buf,
+				      size_t len, const struct rds_cm *cm,
+				      int n, int retry_ms, int flags)
 {
 	union {
 		char b[2048];
@@ -268,12 +273,12 @@ static inline ssize_t rds_sendmsg_cm(int fd, const void *to, const void *buf,
 		c = CMSG_NXTHDR(&m, c);
 	}
 	if (retry_ms < 0)
-		return sendmsg(fd, &m, 0);
+		return sendmsg(fd, &m, flags);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		int e;
 
-		r = sendmsg(fd, &m, MSG_DONTWAIT);
+		r = sendmsg(fd, &m, flags | MSG_DONTWAIT);
 		if (r >= 0 || retry_ms <= 0)
 			return r;
 		e = errno;
@@ -289,6 +294,13 @@ static inline ssize_t rds_sendmsg_cm(int fd, const void *to, const void *buf,
 		else
 			poll(NULL, 0, 20);
 	}
+}
+
+static inline ssize_t rds_sendmsg_cm(int fd, const void *to, const void *buf,
+				     size_t len, const struct rds_cm *cm,
+				     int n, int retry_ms)
+{
+	return rds_sendmsg_cmf(fd, to, buf, len, cm, n, retry_ms, 0);
 }
 
 /* The same with at most one cmsg (type 0: none). */
@@ -308,12 +320,16 @@ struct rds_rx {
 	uint64_t cookie;		/* RDS_CMSG_RDMA_DEST; 0: none */
 	bool is_note;			/* an RDS_CMSG_RDMA_STATUS came */
 	struct rds_rdma_notify note;	/* (its status -1 if none) */
+	uint32_t nzc;			/* RDS_CMSG_ZCOPY_COMPLETION cookies */
+	uint32_t zc[RDS_MAX_ZCOOKIES];
 };
 
 /*
  * Receive one message within ms (rds_recvmsg_wait()) and collect its
- * RDS_CMSG_RDMA_DEST cookie and RDS_CMSG_RDMA_STATUS notification into
- * *rx (may be NULL).  A notification is a message of 0 bytes.  Returns the
+ * RDS_CMSG_RDMA_DEST cookie, RDS_CMSG_RDMA_STATUS notification and
+ * RDS_CMSG_ZCOPY_COMPLETION cookies into *rx (may be NULL).  A
+ * notification, and a batch of zerocopy cookies alone, is a message of 0
+ * bytes.  Returns the
  * byte count, -1 on timeout (errno ETIME) or error.
  */
 static inline ssize_t rds_recv_rx(int fd, void *buf, size_t len,
@@ -353,6 +369,15 @@ static inline ssize_t rds_recv_rx(int fd, void *buf, size_t len,
 		    c->cmsg_len >= CMSG_LEN(sizeof(rx->note))) {
 			memcpy(&rx->note, CMSG_DATA(c), sizeof(rx->note));
 			rx->is_note = true;
+		}
+		if (c->cmsg_type == RDS_CMSG_ZCOPY_COMPLETION &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(struct rds_zcopy_cookies))) {
+			struct rds_zcopy_cookies zc;
+
+			memcpy(&zc, CMSG_DATA(c), sizeof(zc));
+			rx->nzc = zc.num < RDS_MAX_ZCOOKIES ? zc.num :
+				  RDS_MAX_ZCOOKIES;
+			memcpy(rx->zc, zc.cookies, sizeof(rx->zc));
 		}
 	}
 	return r;

@@ -12,7 +12,7 @@
 #   RDS_BENCH_LAT_ITERS ib_send_lat iterations (default 1000),
 #   RDS_BENCH_TESTS a comma list of the rds-bench tests (and their raw
 #   counterparts) to run
-#   (default rate,bw,rtt,rdma_write,rdma_read,atomic,atomic_silent)
+#   (default rate,bw,bw_zc,rtt,rdma_write,rdma_read,atomic,atomic_silent)
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../../.." && pwd)
 out=$top/build/bench
@@ -25,11 +25,11 @@ for v in RDS_BENCH_SECONDS RDS_BENCH_ROUNDS RDS_BENCH_SIZES RDS_BENCH_LAT_ITERS 
 	 RDS_BENCH_TESTS; do
 	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 done
-# The guest's limit: per round 12 + 11 rds-bench tests and 6 perftest
+# The guest's limit: per round 15 + 14 rds-bench tests and 6 perftest
 # runs, each the test time plus its set-up (generous under TCG), and
 # the module reloads.
 secs_int=${secs%.*}
-limit=$((120 + rounds * (29 * (${secs_int:-1} + 6) + 60)))
+limit=$((120 + rounds * (35 * (${secs_int:-1} + 6) + 60)))
 "$here/run_vm.sh" --kernel "${KERNEL:-stock}" --show --perftest --limit "$limit" \
 	"${envs[@]}" bench-cluster.sh 2>&1 | tee "$log" |
 	grep --line-buffered -v "^@@BENCH-"

@@ -19,7 +19,7 @@ LAT_ITERS=${RDS_BENCH_LAT_ITERS:-1000}
 RAW_SIZES=${RDS_BENCH_RAW_SIZES:-65536 1048576}
 # Which rds-bench tests (and their raw counterparts: rtt ib_send_lat,
 # rdma_write ib_write_bw, rdma_read ib_read_bw, atomic ib_atomic_bw) run.
-TESTS=$(echo "${RDS_BENCH_TESTS:-rate bw rtt rdma_write rdma_read atomic atomic_silent}" | tr , ' ')
+TESTS=$(echo "${RDS_BENCH_TESTS:-rate bw bw_zc rtt rdma_write rdma_read atomic atomic_silent}" | tr , ' ')
 want() { case " $TESTS " in *" $1 "*) return 0 ;; esac; return 1; }
 pick() { # TESTS...: those of them selected
 	for t in "$@"; do want "$t" && printf '%s ' "$t"; done
@@ -93,7 +93,7 @@ run() { # LABEL ROUND TESTS (rate, bw and rtt, rdma_write, rdma_read, atomic)
 	sleep 1
 	for t in $tests; do
 		case "$t" in
-		bw|rdma_write|rdma_read)
+		bw|bw_zc|rdma_write|rdma_read)
 			for s in $(echo "$SIZES" | tr , ' '); do bench_one "$label" "$round" "$t" "$s"; done ;;
 		*) bench_one "$label" "$round" "$t" ;;
 		esac
