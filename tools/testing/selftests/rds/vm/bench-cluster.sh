@@ -179,17 +179,17 @@ echo "rds-bench: $ROUNDS round(s), $D s per test, sizes $SIZES"
 r=1
 while [ $r -le "$ROUNDS" ]; do
 	if mods_everywhere ours; then
-		run ours $r "$(pick rate bw rtt rdma_write rdma_read atomic atomic_silent)"
+		run ours $r "$(pick rate bw bw_zc rtt rdma_write rdma_read atomic atomic_silent)"
 	else
 		echo "  loading our modules failed"
 	fi
-	if [ -z "$(pick rate bw rtt rdma_write rdma_read)" ]; then
+	if [ -z "$(pick rate bw bw_zc rtt rdma_write rdma_read)" ]; then
 		:
 	elif mods_everywhere intree; then
 		# Not atomics: the in-tree module posts masked atomics, which
 		# rxe lacks; the message then stays queued and wedges the
 		# connection (and the module cannot be unloaded any more).
-		run intree $r "$(pick rate bw rtt rdma_write rdma_read)"
+		run intree $r "$(pick rate bw bw_zc rtt rdma_write rdma_read)"
 	else
 		echo "  loading the in-tree modules failed"
 	fi
