@@ -31,6 +31,14 @@
 # The semantics and the functions behind them: rds.rst, "Restarts under
 # traffic".  About 35 s on stock under TCG.
 #
+# IB_RESTART_ZCOPY=1 (ib_restart_zc.sh): the senders use MSG_ZEROCOPY,
+# their pages pinned whatever the size (zcopy_min_bytes 0 on node 0,
+# restored at exit), so the same cases show that zerocopy messages survive
+# a receiver restart, a sender killed with its socket full (close() with
+# pinned pages in flight) and node 1's reloads (retransmitted from the
+# user's pages); and every sender that finishes must get each of its
+# cookies back exactly once.
+#
 # rds_restart reaches the guest only when run_vm.sh copies it: it must be
 # in run_vm.sh's list of helper programs (next to ib_msg, rds_stress, ...)
 # or named on its command line; without it this test skips.
@@ -126,12 +134,23 @@ secs=${RESTART_SECONDS:-3}
 run=$((($$ * 65537 + $(date +%s)) % 2000000000))
 base=$((20000 + run % 20000))
 spid=
+zc=${IB_RESTART_ZCOPY:-0}
+zparam=/sys/module/rds/parameters/zcopy_min_bytes
+zmin0=
+if [ "$zc" = 1 ]; then
+	[ -w $zparam ] || { echo "1..0 # SKIP no zcopy_min_bytes (not our rds.ko)"; exit 4; }
+	zmin0=$(cat $zparam)
+	echo 0 >$zparam
+	export RDS_RESTART_ZCOPY=1
+	zc0=$(rds-counter send_zcopy)
+fi
 rm -rf $d
 mkdir -p $d
 rds-peer 1 "rm -rf $d; mkdir -p $d" >/dev/null
 
 cleanup() {
 	[ -n "$spid" ] && kill -9 "$spid" 2>/dev/null
+	[ -n "$zmin0" ] && echo "$zmin0" >$zparam
 	# the next tests need node 1's modules
 	rds-peer -t 120 1 "grep -q '^rds_rdma ' /proc/modules || { rds-mods unload; rds-mods load ours; }" \
 		>/dev/null 2>&1
@@ -231,6 +250,13 @@ drops_since() {
 resets() { # print node 0's and node 1's conn_reset
 	echo "node 0 conn_reset $(rds-counter conn_reset), node 1 conn_reset $(rds-counter -n 1 conn_reset)"
 }
+# zc_back CASE STATUS: with zerocopy senders, every cookie came back once
+zc_back() {
+	[ "$zc" = 1 ] || return 0
+	zst_=$2
+	t "$1: every zerocopy cookie came back exactly once (missing $(field "$2" zc_missing), bad $(field "$2" zc_bad))" \
+		'[ "$(field "$zst_" zc)" = 1 ] && [ "$(field "$zst_" zc_missing)" = 0 ] && [ "$(field "$zst_" zc_bad)" = 0 ]'
+}
 begin_case() { # CASE PORT: receiver 1 bound, sender 1 streaming
 	port=$2
 	p1 rstart "$1" 1 "$pa" "$port" "$run" && p1 bound "$1" 1 && send_start "$1" 1
@@ -256,6 +282,7 @@ sleep "$secs"
 t "a: sender finished: its END marker answered by receiver 2" 'sfinish a 1 && rwait a 2'
 st=$(status a 1)
 echo "# a: sender: $st"
+zc_back a "$st"
 judge a "$st,gap=window,dups=0" -- $d/a-r1.rec $d/a-r2.rec
 # shellcheck disable=SC2046 # two numbers
 set -- $(rds-counter -n 1 recv_drop_no_sock recv_drop_dead_sock)
@@ -283,6 +310,7 @@ sleep "$secs"
 t "b: sender 2 finished: its END marker answered" 'sfinish b 2 && rwait b 1'
 st2=$(status b 2)
 echo "# b: sender 2: $st2"
+zc_back b "$st2"
 judge b "$st1,gap=tail,dups=0" "$st2,barrier=0,gap=none,dups=0" -- $d/b-r1.rec
 echo "# b: of sender 1's $(field "$st1" sent) accepted messages ${lost_1:-?} never arrived (cancelled by close() before the transport had them)"
 rr=$(($(rds-counter conn_reset) - r0))
@@ -303,6 +331,7 @@ sleep "$secs"
 t "c: sender finished: its END marker answered by receiver 2" 'sfinish c 1 && rwait c 2'
 st=$(status c 1)
 echo "# c: sender: $st"
+zc_back c "$st"
 judge c "$st,gap=window,dups=any" -- $d/c-r1.rec $d/c-r2.rec
 rr=$(($(rds-counter conn_reset) - r0))
 t "c: the connection was reset ($rr; drops: $(drops_since $d/drops.c)) and came back" '[ "$rr" -ge 1 ]'
@@ -330,6 +359,7 @@ sleep 2
 t "d: sender finished: its END marker answered by receiver 2" 'sfinish d 1 && rwait d 2'
 st=$(status d 1)
 echo "# d: sender: $st"
+zc_back d "$st"
 judge d "$st,gap=none,dups=any" -- $d/d-r1.rec $d/d-r2.rec
 ns=$(rds-counter -n 1 recv_drop_no_sock)
 t "d: at least once: the $U unACKed messages came again after the reload, ${dups_1:-?} to receiver 2 (duplicates) and $ns dropped before it bound" \
@@ -337,6 +367,11 @@ t "d: at least once: the $U unACKed messages came again after the reload, ${dups
 rr=$(($(rds-counter conn_reset) - r0))
 t "d: the connection was reset ($rr; drops: $(drops_since $d/drops.d)) and came back" '[ "$rr" -ge 1 ]'
 echo "# d: $(resets)"
+
+if [ "$zc" = 1 ]; then
+	zn=$(($(rds-counter send_zcopy) - zc0))
+	t "zerocopy: node 0 sent $zn messages from pinned pages" '[ "$zn" -gt 0 ]'
+fi
 
 echo "1..$n"
 exit $fail

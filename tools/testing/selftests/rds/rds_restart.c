@@ -39,6 +39,12 @@
  *	                         wrong, x not ours (magic, run or size)
  *	  E INC SEQ              the END marker (answered, then exit 0)
  *	  I                      IDLE_S (default 60) without a message: exit 3
+ *	With RDS_RESTART_ZCOPY=1 in its environment the data messages go
+ *	with MSG_ZEROCOPY (cookie = seq) from a ring of ZC_SLOTS buffers, a
+ *	buffer reused only once the cookie of its previous message came
+ *	back (at most 60 s); after the END reply it waits (60 s) for every
+ *	cookie and records zc=1, zc_missing (cookies that never came back)
+ *	and zc_bad (duplicate or unknown cookies) in its status.
  *   rds_restart status STATUS
  *	Print the sender's status as one line of KEY=VALUE,... (inc, sent,
  *	end: 1 if it finished cleanly, barrier, burst, cap: its send buffer
@@ -98,6 +104,9 @@ struct status {
 	uint32_t state;		/* 0 running, 1 paused, 2 ended, 3 failed */
 	uint32_t end;		/* 1: finished cleanly */
 	char err[96];
+	uint32_t zc;		/* 1: MSG_ZEROCOPY sends */
+	uint32_t zc_missing;	/* cookies not back after the END reply */
+	uint32_t zc_bad;	/* duplicate or unknown cookies */
 };
 
 static const char *const state_name[] = { "running", "paused", "ended", "failed" };
@@ -263,6 +272,128 @@ static int send_one(int fd, const void *to, uint8_t *buf,
 	return r == (ssize_t)len ? 0 : -1;
 }
 
+/* ---- MSG_ZEROCOPY sends (RDS_RESTART_ZCOPY=1) ------------------------ */
+
+#define ZC_SLOTS	256
+static uint8_t *zc_bufs;		/* ZC_SLOTS x MAXMSG */
+static int64_t zc_owner[ZC_SLOTS];	/* seq whose cookie is out, -1: free */
+static uint32_t zc_pending;
+static bool zc_endack;			/* zc_reap() received the END reply */
+static uint32_t zc_run, zc_inc;
+
+/*
+ * Collect cookies (and notice the END reply, which arrives on the same
+ * socket) for at most @ms; returns -1 on a receive error.
+ */
+static int zc_reap(int fd, struct status *st, int ms)
+{
+	static uint8_t data[MAXMSG];
+	union {
+		char b[CMSG_SPACE(sizeof(struct rds_zcopy_cookies)) + 256];
+		struct cmsghdr align;
+	} u;
+
+	for (;;) {
+		struct iovec iov = { .iov_base = data, .iov_len = sizeof(data) };
+		struct msghdr m = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = u.b, .msg_controllen = sizeof(u.b),
+		};
+		struct rhdr *h = (struct rhdr *)data;
+		struct cmsghdr *c;
+		ssize_t r;
+
+		r = recvmsg(fd, &m, MSG_DONTWAIT);
+		if (r < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				return -1;
+			if (ms <= 0)
+				return 0;
+			rds_wait(fd, POLLIN, ms);
+			ms = 0;
+			continue;
+		}
+		if (r >= (ssize_t)sizeof(*h) && h->magic == MAGIC &&
+		    h->run == zc_run && h->type == T_ENDACK && h->inc == zc_inc)
+			zc_endack = true;
+		for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+			struct rds_zcopy_cookies z;
+			uint32_t i;
+
+			if (c->cmsg_level != SOL_RDS ||
+			    c->cmsg_type != RDS_CMSG_ZCOPY_COMPLETION ||
+			    c->cmsg_len < CMSG_LEN(sizeof(z)))
+				continue;
+			memcpy(&z, CMSG_DATA(c), sizeof(z));
+			for (i = 0; i < z.num && i < RDS_MAX_ZCOOKIES; i++) {
+				uint32_t k = z.cookies[i] % ZC_SLOTS;
+
+				if (zc_owner[k] != (int64_t)z.cookies[i]) {
+					st->zc_bad++;
+					continue;
+				}
+				zc_owner[k] = -1;
+				zc_pending--;
+			}
+		}
+	}
+}
+
+/* The buffer of @seq, once the cookie of its previous message is back. */
+static uint8_t *zc_slot(int fd, struct status *st, uint32_t seq)
+{
+	struct timespec t0;
+	uint32_t k = seq % ZC_SLOTS;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (zc_owner[k] >= 0) {
+		if (rds_ms_since(&t0) >= RETRY_MS) {
+			errno = ETIME;
+			return NULL;
+		}
+		if (zc_reap(fd, st, 100))
+			return NULL;
+	}
+	return zc_bufs + (size_t)k * MAXMSG;
+}
+
+static int send_one_zc(int fd, const void *to, struct status *st,
+		       uint32_t run, uint32_t inc, uint32_t seq, uint32_t len,
+		       uint32_t *stall)
+{
+	uint8_t *buf = zc_slot(fd, st, seq);
+	struct rds_cm cm = {
+		.type = RDS_CMSG_ZCOPY_COOKIE, .data = &seq, .len = sizeof(seq),
+	};
+	struct rhdr *h;
+	struct timespec t0;
+	ssize_t r;
+	long ms;
+
+	if (!buf)
+		return -1;
+	h = (struct rhdr *)buf;
+	fill(buf + HDR, len - HDR, seed_of(run, inc, seq));
+	h->magic = MAGIC;
+	h->run = run;
+	h->inc = inc;
+	h->seq = seq;
+	h->len = len;
+	h->type = T_DATA;
+	h->hash = hash64(buf + HDR, len - HDR);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = rds_sendmsg_cmf(fd, to, buf, len, &cm, 1, RETRY_MS, MSG_ZEROCOPY);
+	ms = rds_ms_since(&t0);
+	if (stall && ms > (long)*stall)
+		*stall = ms;
+	if (r != (ssize_t)len)
+		return -1;
+	zc_owner[seq % ZC_SLOTS] = seq;
+	zc_pending++;
+	zc_reap(fd, st, 0);
+	return 0;
+}
+
 static struct status *map_status(const char *path, bool create)
 {
 	struct status *st;
@@ -302,6 +433,8 @@ static int send_mode(int argc, char **argv)
 	socklen_t sl;
 	uint16_t sport;
 	bool paused = false;
+	const char *zce = getenv("RDS_RESTART_ZCOPY");
+	bool zc = zce && atoi(zce);
 
 	/* Handlers first: the driver signals once the status is there. */
 	memset(&sa, 0, sizeof(sa));
@@ -345,6 +478,22 @@ static int send_mode(int argc, char **argv)
 	if (getsockname(fd, (struct sockaddr *)&src, &sl))
 		return fail_status(st, "getsockname");
 	sport = ntohs(src.sin_port);
+	if (zc) {
+		int one = 1, i;
+
+		if (setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)))
+			return fail_status(st, "SO_ZEROCOPY");
+		zc_bufs = mmap(NULL, (size_t)ZC_SLOTS * MAXMSG,
+			       PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (zc_bufs == MAP_FAILED)
+			return fail_status(st, "mmap");
+		for (i = 0; i < ZC_SLOTS; i++)
+			zc_owner[i] = -1;
+		zc_run = run;
+		zc_inc = inc;
+		st->zc = 1;
+	}
 	sl = sizeof(v);
 	if (!getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, &sl))
 		st->cap = (uint32_t)v / 2;
@@ -374,7 +523,10 @@ static int send_mode(int argc, char **argv)
 			f_pause = 0;
 			u = unacked_stable(fd, sport, dst.sin_addr.s_addr);
 			for (i = 0; u == 0 && i < 16; i++) {
-				if (send_one(fd, &dst, buf, run, inc, seq,
+				if (zc ? send_one_zc(fd, &dst, st, run, inc, seq,
+						     size_of(inc, seq, st->burst),
+						     &st->stall_ms) :
+				    send_one(fd, &dst, buf, run, inc, seq,
 					     size_of(inc, seq, st->burst), T_DATA,
 					     &st->stall_ms))
 					return fail_status(st, "sendmsg");
@@ -390,7 +542,10 @@ static int send_mode(int argc, char **argv)
 			fflush(stdout);
 		}
 		if (paused) {
-			rds_msleep(10);
+			if (zc)
+				zc_reap(fd, st, 10);
+			else
+				rds_msleep(10);
 			continue;
 		}
 		if (period_ns && st->burst < 0) {
@@ -414,7 +569,9 @@ static int send_mode(int argc, char **argv)
 			if (now.tv_sec > next.tv_sec + 1)
 				next = now;
 		}
-		if (send_one(fd, &dst, buf, run, inc, seq, size_of(inc, seq, st->burst),
+		if (zc ? send_one_zc(fd, &dst, st, run, inc, seq,
+				     size_of(inc, seq, st->burst), &st->stall_ms) :
+		    send_one(fd, &dst, buf, run, inc, seq, size_of(inc, seq, st->burst),
 			     T_DATA, &st->stall_ms))
 			return fail_status(st, "sendmsg");
 		st->sent = ++seq;
@@ -433,6 +590,14 @@ static int send_mode(int argc, char **argv)
 			errno = ETIME;
 			return fail_status(st, "no reply to END");
 		}
+		if (zc) {
+			/* The reply and the cookies share the socket. */
+			if (zc_reap(fd, st, 200))
+				return fail_status(st, "recvmsg");
+			if (zc_endack)
+				break;
+			continue;
+		}
 		r = rds_recv_wait(fd, buf, sizeof(buf), 0, &from, (int)left);
 		if (r < 0 && errno == ETIME)
 			continue;
@@ -443,10 +608,17 @@ static int send_mode(int argc, char **argv)
 			break;
 	}
 	st->unacked_end = queued(fd, sport, dst.sin_addr.s_addr, true);
+	/* Every message was delivered: every cookie must come back. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (zc && zc_pending && rds_ms_since(&t0) < RETRY_MS)
+		if (zc_reap(fd, st, 200))
+			break;
+	st->zc_missing = zc_pending;
 	st->end = 1;
 	st->state = 2;
-	printf("sender %u: %u messages, barrier %d, burst from %d, longest send wait %u ms, unACKed at the end %d\n",
-	       inc, st->sent, st->barrier, st->burst, st->stall_ms, st->unacked_end);
+	printf("sender %u: %u messages, barrier %d, burst from %d, longest send wait %u ms, unACKed at the end %d%s\n",
+	       inc, st->sent, st->barrier, st->burst, st->stall_ms, st->unacked_end,
+	       zc ? " (MSG_ZEROCOPY)" : "");
 	return 0;
 }
 
@@ -462,6 +634,8 @@ static int status_mode(const char *path)
 	       st->inc, st->sent, st->end, st->barrier, st->burst, st->cap,
 	       st->paused, st->unacked, st->unacked_end, st->stall_ms,
 	       state_name[st->state & 3]);
+	if (st->zc)
+		printf(",zc=1,zc_missing=%u,zc_bad=%u", st->zc_missing, st->zc_bad);
 	if (st->err[0]) {
 		char e[sizeof(st->err)];
 		size_t i;
