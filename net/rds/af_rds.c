@@ -642,6 +642,7 @@ static void __exit rds_exit(void)
 	rds_loop_exit();
 	rds_conn_exit();
 	rds_bind_lock_destroy();
+	rds_op_pins_exit();
 	rds_threads_exit();
 	rds_cong_exit();
 	rds_message_exit();

@@ -151,6 +151,18 @@ static int rds_ib_add_one(struct ib_device *dev)
 		kfree(rid);
 		return -EOPNOTSUPP;
 	}
+	/*
+	 * MSG_ZEROCOPY fragments take up to 1 + RDS_ZCOPY_MAX_SGES SGEs,
+	 * and a message may go out on any device; one without them turns
+	 * zerocopy off for good (copied instead), not a message that could
+	 * never be posted.
+	 */
+	if (rid->rid_max_sge < 1 + RDS_ZCOPY_MAX_SGES &&
+	    READ_ONCE(rds_ib_transport.t_zcopy_sges)) {
+		WRITE_ONCE(rds_ib_transport.t_zcopy_sges, 0);
+		pr_info("rds_rdma: %s has %u send SGEs: MSG_ZEROCOPY payloads are copied from now on\n",
+			dev_name(&dev->dev), rid->rid_max_sge);
+	}
 
 	rid->rid_pd = ib_alloc_pd(dev, 0);
 	if (IS_ERR(rid->rid_pd)) {

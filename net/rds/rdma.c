@@ -698,28 +698,56 @@ int rds_notify_recv(struct rds_sock *rs, struct msghdr *msg)
  */
 
 /**
- * struct rds_op_pin - the pages an op pinned, released from a work item
- * @work: unpin work (unpin_user_pages_dirty_lock() may sleep)
+ * struct rds_op_pin - the pages an op pinned
+ * @node: on rds_op_pins_dirty while it waits for the unpin work
+ *	(unpin_user_pages_dirty_lock() may sleep)
  * @mmp: their RLIMIT_MEMLOCK charge (rds_op_pin_charge())
  * @dirty: the HCA may have written them
  * @npages: pages
  * @pages: the pages
  */
 struct rds_op_pin {
-	struct work_struct	work;
+	struct llist_node	node;
 	struct mmpin		mmp;
 	bool			dirty;
 	unsigned int		npages;
 	struct page		*pages[];
 };
 
-static void rds_op_pin_work(struct work_struct *work)
-{
-	struct rds_op_pin *pin = container_of(work, struct rds_op_pin, work);
+/*
+ * Pins the HCA may have written (READ sinks, atomic results) are marked
+ * dirty under the page lock, which may sleep, while the last reference of
+ * a message usually goes in the send completion (softirq): they wait on
+ * this list for one work item, which takes every pin queued meanwhile, so
+ * a stream of ops costs one wakeup per batch and not one per op.  Clean
+ * pins (WRITE sources) are released at once, unless vmalloc()ed.
+ */
+static LLIST_HEAD(rds_op_pins_dirty);
 
-	unpin_user_pages_dirty_lock(pin->pages, pin->npages, pin->dirty);
-	mm_unaccount_pinned_pages(&pin->mmp);
-	kvfree(pin);
+static void rds_op_pins_work(struct work_struct *work)
+{
+	struct llist_node *list = llist_del_all(&rds_op_pins_dirty);
+	struct rds_op_pin *pin, *tmp;
+
+	llist_for_each_entry_safe(pin, tmp, list, node) {
+		unpin_user_pages_dirty_lock(pin->pages, pin->npages,
+					    pin->dirty);
+		mm_unaccount_pinned_pages(&pin->mmp);
+		kvfree(pin);
+		cond_resched();
+	}
+}
+
+static DECLARE_WORK(rds_op_pins_w, rds_op_pins_work);
+
+/**
+ * rds_op_pins_exit - wait for the pins of freed messages to be released
+ *
+ * At module exit, after the last socket and connection are gone.
+ */
+void rds_op_pins_exit(void)
+{
+	flush_work(&rds_op_pins_w);
 }
 
 /**
@@ -744,13 +772,15 @@ static void rds_op_pin_release(struct rds_op_pin *pin)
 {
 	if (!pin)
 		return;
-	if (!pin->npages) {
-		mm_unaccount_pinned_pages(&pin->mmp);
-		kvfree(pin);
+	/* vfree() may sleep outside interrupts: a big pin goes there too. */
+	if ((pin->dirty && pin->npages) || is_vmalloc_addr(pin)) {
+		if (llist_add(&pin->node, &rds_op_pins_dirty))
+			queue_work(rds_wq, &rds_op_pins_w);
 		return;
 	}
-	INIT_WORK(&pin->work, rds_op_pin_work);
-	queue_work(rds_wq, &pin->work);
+	unpin_user_pages(pin->pages, pin->npages);
+	mm_unaccount_pinned_pages(&pin->mmp);
+	kvfree(pin);
 }
 
 /**

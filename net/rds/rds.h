@@ -1798,6 +1798,7 @@ int rds_zcopy_attach(struct rds_message *rm, struct rds_transport *trans,
 		     struct iov_iter *from, size_t len);
 void rds_zcopy_queued(struct rds_message *rm);
 void rds_zcopy_free(struct rds_message *rm);
+void rds_zcopy_unlinked(struct rds_message *rm);
 bool rds_zcopy_recv(struct rds_sock *rs, struct msghdr *msg);
 bool rds_zcopy_pending(struct rds_sock *rs);
 void rds_zcopy_sock_init(struct rds_sock *rs);
@@ -1824,6 +1825,7 @@ int rds_cmsg_rdma(struct rds_sock *rs, struct rds_message *rm,
 int rds_rdma_setsockopt(struct rds_sock *rs, int optname, sockptr_t optval,
 			unsigned int optlen);
 void rds_rdma_sock_init(struct rds_sock *rs);
+void rds_op_pins_exit(void);
 void rds_rdma_drop_keys(struct rds_sock *rs);
 void rds_rdma_unuse(struct rds_sock *rs, u32 r_key);
 void rds_rdma_unuse_inc(struct rds_sock *rs, struct rds_incoming *inc,

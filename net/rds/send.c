@@ -107,6 +107,7 @@ static void rds_send_unlink_sock(struct rds_message *rm, struct rds_sock **wake)
 
 	if (!owned)
 		return;
+	rds_zcopy_unlinked(rm);
 	/* Batch the wakeups: one per socket and run of messages. */
 	if (*wake != rs) {
 		if (*wake) {
@@ -277,6 +278,7 @@ void rds_send_drop_to(struct rds_sock *rs, const struct in6_addr *daddr,
 			spin_lock_irqsave(&rm->m_rs_lock, flags);
 			rm->m_rs = NULL;
 			spin_unlock_irqrestore(&rm->m_rs_lock, flags);
+			rds_zcopy_unlinked(rm);
 			sock_put(rds_rs_to_sk(rs));
 			rds_message_put(rm);
 		}

@@ -52,6 +52,7 @@
 #include <linux/uio.h>
 #include <linux/skbuff.h>
 #include <net/sock.h>
+#include <net/compat.h>
 
 #include "rds.h"
 
@@ -68,6 +69,7 @@ RDS_PARAM_UINT(zcopy_min_bytes, rds_zcopy_min_bytes, 0, RDS_MAX_MSG_SIZE,
  * @zc_mmp: the RLIMIT_MEMLOCK charge of the pinned pages
  * @zc_cookie: the user's cookie
  * @zc_queued: the message reached the socket's send queue
+ * @zc_pinned: the payload is the user's pages (not a copy)
  * @zc_done: the cookies handed out by one recvmsg()
  */
 struct rds_zcopy {
@@ -76,6 +78,7 @@ struct rds_zcopy {
 	struct mmpin		zc_mmp;
 	u32			zc_cookie;
 	bool			zc_queued;
+	bool			zc_pinned;
 	struct rds_zcopy_cookies zc_done;
 };
 
@@ -157,10 +160,13 @@ static int rds_zcopy_pin(struct rds_message *rm, struct iov_iter *from,
 	struct rds_zcopy *zc = rm->m_zcopy;
 	struct scatterlist *sg = rm->data.op_sg;
 	size_t left = len;
+	int npages;
 
-	if (iov_iter_npages(from, rm->m_nents + 1) > rm->m_nents)
+	npages = iov_iter_npages(from, rm->m_nents + 1);
+	if (npages > rm->m_nents)
 		return 0;
-	if (mm_account_pinned_pages(&zc->zc_mmp, len))
+	/* Every page referenced counts, however little of it is sent. */
+	if (mm_account_pinned_pages(&zc->zc_mmp, (size_t)npages << PAGE_SHIFT))
 		return -ENOMEM;
 	while (left) {
 		struct page *page;
@@ -177,10 +183,17 @@ static int rds_zcopy_pin(struct rds_message *rm, struct iov_iter *from,
 			memset(&zc->zc_mmp, 0, sizeof(zc->zc_mmp));
 			return n ? (int)n : -EFAULT;
 		}
+		left -= n;
+		/* Adjacent iovecs in one page: one piece. */
+		if (rm->data.op_nents && sg_page(sg - 1) == page &&
+		    (sg - 1)->offset + (sg - 1)->length == start) {
+			(sg - 1)->length += n;
+			put_page(page);
+			continue;
+		}
 		sg_set_page(sg, page, n, start);
 		rm->data.op_nents++;
 		sg++;
-		left -= n;
 	}
 	if (rds_zcopy_max_pieces(rm) <= max_pieces)
 		return 1;
@@ -209,13 +222,15 @@ int rds_zcopy_attach(struct rds_message *rm, struct rds_transport *trans,
 		     struct iov_iter *from, size_t len)
 {
 	int ret = 0;
+	unsigned int sges = READ_ONCE(trans->t_zcopy_sges);
 
-	if (trans->t_zcopy_sges && user_backed_iter(from) &&
+	if (sges && user_backed_iter(from) &&
 	    len >= READ_ONCE(rds_zcopy_min_bytes))
-		ret = rds_zcopy_pin(rm, from, len, trans->t_zcopy_sges);
+		ret = rds_zcopy_pin(rm, from, len, sges);
 	if (ret < 0)
 		return ret;
 	if (ret) {
+		rm->m_zcopy->zc_pinned = true;
 		rm->m_payload_len = len;
 		rm->m_inc.i_hdr.h_len = cpu_to_be32(len);
 		rds_stats_inc(s_send_zcopy);
@@ -230,32 +245,26 @@ int rds_zcopy_attach(struct rds_message *rm, struct rds_transport *trans,
  * rds_zcopy_queued - the message reached the socket's send queue
  * @rm: the message (called under rs_lock)
  *
- * From now on its cookie is reported when it is freed.
+ * From now on its cookie is reported.  The message asks the peer for an
+ * ACK at once: its cookie waits for that ACK, and an idle path would
+ * otherwise not ACK it before max_unacked_packets more messages.
  */
 void rds_zcopy_queued(struct rds_message *rm)
 {
-	if (rm->m_zcopy)
-		rm->m_zcopy->zc_queued = true;
+	if (!rm->m_zcopy)
+		return;
+	rm->m_zcopy->zc_queued = true;
+	set_bit(RDS_MSG_ACK_REQUIRED, &rm->m_flags);
 }
 
-/**
- * rds_zcopy_free - the message's pages are free: queue its cookie
- * @rm: message being freed, its payload pages already released
- *
- * Any context.
- */
-void rds_zcopy_free(struct rds_message *rm)
+/* Return the charge and queue the cookie of a message that was queued. */
+static void rds_zcopy_complete(struct rds_zcopy *zc)
 {
-	struct rds_zcopy *zc = rm->m_zcopy;
-	struct rds_sock *rs;
+	struct rds_sock *rs = zc->zc_rs;
 	struct rds_zcopy *tail;
 	unsigned long flags;
 	bool wake = false;
 
-	if (!zc)
-		return;
-	rm->m_zcopy = NULL;
-	rs = zc->zc_rs;
 	mm_unaccount_pinned_pages(&zc->zc_mmp);
 
 	spin_lock_irqsave(&rs->rs_zcookie_lock, flags);
@@ -284,23 +293,63 @@ void rds_zcopy_free(struct rds_message *rm)
 }
 
 /**
+ * rds_zcopy_free - the message's pages are free: queue its cookie
+ * @rm: message being freed, its payload pages already released
+ *
+ * Any context.
+ */
+void rds_zcopy_free(struct rds_message *rm)
+{
+	struct rds_zcopy *zc = xchg(&rm->m_zcopy, NULL);
+
+	if (zc)
+		rds_zcopy_complete(zc);
+}
+
+/**
+ * rds_zcopy_unlinked - the message left its socket (ACKed or cancelled)
+ * @rm: the message
+ *
+ * A copied payload does not need the user's pages: its cookie goes now,
+ * without waiting for the transport (or, on the loopback transport, the
+ * receiving socket) to let go of the message.  Any context.
+ */
+void rds_zcopy_unlinked(struct rds_message *rm)
+{
+	struct rds_zcopy *zc = READ_ONCE(rm->m_zcopy);
+
+	if (zc && !zc->zc_pinned) {
+		zc = xchg(&rm->m_zcopy, NULL);
+		if (zc)
+			rds_zcopy_complete(zc);
+	}
+}
+
+/**
  * rds_zcopy_recv - hand the oldest batch of cookies to recvmsg()
  * @rs: the socket
  * @msg: the user's msghdr
  *
- * Only for a socket with SO_ZEROCOPY and room for the whole cmsg; the
- * batch stays queued when put_cmsg() fails.
+ * Only for a socket with SO_ZEROCOPY and room for the whole cmsg (as
+ * the caller's ABI, native or compat, sizes it); the batch stays queued
+ * when put_cmsg() fails.
  *
  * Return: true when a batch was delivered.
  */
 bool rds_zcopy_recv(struct rds_sock *rs, struct msghdr *msg)
 {
+	size_t space = CMSG_SPACE(sizeof(struct rds_zcopy_cookies));
 	struct rds_zcopy *zc;
 	unsigned long flags;
 
-	if (!msg->msg_control || !sock_flag(rds_rs_to_sk(rs), SOCK_ZEROCOPY) ||
-	    msg->msg_controllen < CMSG_SPACE(sizeof(zc->zc_done)) ||
-	    list_empty(&rs->rs_zcookie_queue))
+#ifdef CONFIG_COMPAT
+	/* A 32-bit process sizes its buffer with its own CMSG_SPACE(). */
+	if (msg->msg_flags & MSG_CMSG_COMPAT)
+		space = ALIGN(sizeof(struct compat_cmsghdr), sizeof(s32)) +
+			ALIGN(sizeof(struct rds_zcopy_cookies), sizeof(s32));
+#endif
+	if (!msg->msg_control || msg->msg_controllen < space ||
+	    !rds_zcopy_pending(rs))
 		return false;
 
 	spin_lock_irqsave(&rs->rs_zcookie_lock, flags);
@@ -326,10 +375,14 @@ bool rds_zcopy_recv(struct rds_sock *rs, struct msghdr *msg)
 /**
  * rds_zcopy_pending - are cookies waiting for recvmsg()?
  * @rs: the socket
+ *
+ * Only with SO_ZEROCOPY set (as in-tree, recvmsg() hands them out only
+ * then, so poll() does not report what recvmsg() would not return).
  */
 bool rds_zcopy_pending(struct rds_sock *rs)
 {
-	return !list_empty_careful(&rs->rs_zcookie_queue);
+	return sock_flag(rds_rs_to_sk(rs), SOCK_ZEROCOPY) &&
+	       !list_empty_careful(&rs->rs_zcookie_queue);
 }
 
 /**

@@ -234,6 +234,41 @@ struct rds_cm {
  * sendmsg() blocks instead (as long as the socket's SO_SNDTIMEO).  Returns
  * the sendmsg() result (-1 and errno EMSGSIZE if the cmsgs do not fit).
  */
+/*
+ * sendmsg(@m, @flags) retried as rds_sendmsg_cm() says: with retry_ms > 0
+ * EAGAIN, ENOBUFS, ENOTCONN and EINTR for at most retry_ms, with
+ * retry_ms < 0 blocking, with 0 once (MSG_DONTWAIT).
+ */
+static inline ssize_t rds_sendmsg_retry(int fd, const struct msghdr *m,
+					int flags, int retry_ms)
+{
+	struct timespec t0;
+	ssize_t r;
+
+	if (retry_ms < 0)
+		return sendmsg(fd, m, flags);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int e;
+
+		r = sendmsg(fd, m, flags | MSG_DONTWAIT);
+		if (r >= 0 || retry_ms <= 0)
+			return r;
+		e = errno;
+		if (e != EAGAIN && e != ENOBUFS && e != ENOTCONN && e != EINTR)
+			return r;
+		if (rds_ms_since(&t0) >= retry_ms) {
+			errno = e;
+			return r;
+		}
+		/* POLLOUT says nothing about congestion or a connection. */
+		if (e == EAGAIN)
+			rds_wait(fd, POLLOUT, 20);
+		else
+			poll(NULL, 0, 20);
+	}
+}
+
 static inline ssize_t rds_sendmsg_cmf(int fd, const void *to, const void *buf,
 				      size_t len, const struct rds_cm *cm,
 				      int n, int retry_ms, int flags)
@@ -247,10 +282,8 @@ static inline ssize_t rds_sendmsg_cmf(int fd, const void *to, const void *buf,
 		.msg_name = (void *)to, .msg_namelen = to ? rds_sslen(to) : 0,
 		.msg_iov = &iov, .msg_iovlen = 1,
 	};
-	struct timespec t0;
 	struct cmsghdr *c;
 	size_t total = 0;
-	ssize_t r;
 	int i;
 
 	for (i = 0; i < n; i++)
@@ -272,28 +305,7 @@ static inline ssize_t rds_sendmsg_cmf(int fd, const void *to, const void *buf,
 		memcpy(CMSG_DATA(c), cm[i].data, cm[i].len);
 		c = CMSG_NXTHDR(&m, c);
 	}
-	if (retry_ms < 0)
-		return sendmsg(fd, &m, flags);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		int e;
-
-		r = sendmsg(fd, &m, flags | MSG_DONTWAIT);
-		if (r >= 0 || retry_ms <= 0)
-			return r;
-		e = errno;
-		if (e != EAGAIN && e != ENOBUFS && e != ENOTCONN && e != EINTR)
-			return r;
-		if (rds_ms_since(&t0) >= retry_ms) {
-			errno = e;
-			return r;
-		}
-		/* POLLOUT says nothing about congestion or a connection. */
-		if (e == EAGAIN)
-			rds_wait(fd, POLLOUT, 20);
-		else
-			poll(NULL, 0, 20);
-	}
+	return rds_sendmsg_retry(fd, &m, flags, retry_ms);
 }
 
 static inline ssize_t rds_sendmsg_cm(int fd, const void *to, const void *buf,

@@ -247,14 +247,11 @@ static int unacked_stable(int fd, uint16_t sport, in_addr_t faddr)
 	return cur;
 }
 
-static int send_one(int fd, const void *to, uint8_t *buf,
-		    uint32_t run, uint32_t inc, uint32_t seq, uint32_t len,
-		    uint32_t type, uint32_t *stall)
+/* Message (run, inc, seq) of len bytes and type into buf. */
+static void build(uint8_t *buf, uint32_t run, uint32_t inc, uint32_t seq,
+		  uint32_t len, uint32_t type)
 {
 	struct rhdr *h = (struct rhdr *)buf;
-	struct timespec t0;
-	ssize_t r;
-	long ms;
 
 	fill(buf + HDR, len - HDR, seed_of(run, inc, seq));
 	h->magic = MAGIC;
@@ -264,6 +261,17 @@ static int send_one(int fd, const void *to, uint8_t *buf,
 	h->len = len;
 	h->type = type;
 	h->hash = hash64(buf + HDR, len - HDR);
+}
+
+static int send_one(int fd, const void *to, uint8_t *buf,
+		    uint32_t run, uint32_t inc, uint32_t seq, uint32_t len,
+		    uint32_t type, uint32_t *stall)
+{
+	struct timespec t0;
+	ssize_t r;
+	long ms;
+
+	build(buf, run, inc, seq, len, type);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = rds_sendmsg_cm(fd, to, buf, len, NULL, 0, RETRY_MS);
 	ms = rds_ms_since(&t0);
@@ -365,22 +373,13 @@ static int send_one_zc(int fd, const void *to, struct status *st,
 	struct rds_cm cm = {
 		.type = RDS_CMSG_ZCOPY_COOKIE, .data = &seq, .len = sizeof(seq),
 	};
-	struct rhdr *h;
 	struct timespec t0;
 	ssize_t r;
 	long ms;
 
 	if (!buf)
 		return -1;
-	h = (struct rhdr *)buf;
-	fill(buf + HDR, len - HDR, seed_of(run, inc, seq));
-	h->magic = MAGIC;
-	h->run = run;
-	h->inc = inc;
-	h->seq = seq;
-	h->len = len;
-	h->type = T_DATA;
-	h->hash = hash64(buf + HDR, len - HDR);
+	build(buf, run, inc, seq, len, T_DATA);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = rds_sendmsg_cmf(fd, to, buf, len, &cm, 1, RETRY_MS, MSG_ZEROCOPY);
 	ms = rds_ms_since(&t0);
