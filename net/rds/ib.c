@@ -151,25 +151,26 @@ static int rds_ib_add_one(struct ib_device *dev)
 		kfree(rid);
 		return -EOPNOTSUPP;
 	}
-	/*
-	 * MSG_ZEROCOPY fragments take up to 1 + RDS_ZCOPY_MAX_SGES SGEs,
-	 * and a message may go out on any device; one without them turns
-	 * zerocopy off for good (copied instead), not a message that could
-	 * never be posted.
-	 */
-	if (rid->rid_max_sge < 1 + RDS_ZCOPY_MAX_SGES &&
-	    READ_ONCE(rds_ib_transport.t_zcopy_sges)) {
-		WRITE_ONCE(rds_ib_transport.t_zcopy_sges, 0);
-		pr_info("rds_rdma: %s has %u send SGEs: MSG_ZEROCOPY payloads are copied from now on\n",
-			dev_name(&dev->dev), rid->rid_max_sge);
-	}
-
 	rid->rid_pd = ib_alloc_pd(dev, 0);
 	if (IS_ERR(rid->rid_pd)) {
 		ret = PTR_ERR(rid->rid_pd);
 		rid->rid_pd = NULL;
 		kfree(rid);
 		return ret;
+	}
+
+	/*
+	 * MSG_ZEROCOPY fragments take up to 1 + RDS_ZCOPY_MAX_SGES SGEs,
+	 * and a message may go out on any device; one without them turns
+	 * zerocopy off for good (copied instead) before any endpoint can
+	 * use it.  A message pinned before (a device hot-added later) is
+	 * not covered: see rds.rst, Zero-copy sends.
+	 */
+	if (rid->rid_max_sge < 1 + RDS_ZCOPY_MAX_SGES &&
+	    READ_ONCE(rds_ib_transport.t_zcopy_sges)) {
+		WRITE_ONCE(rds_ib_transport.t_zcopy_sges, 0);
+		pr_info("rds_rdma: %s has %u send SGEs: MSG_ZEROCOPY payloads are copied from now on\n",
+			dev_name(&dev->dev), rid->rid_max_sge);
 	}
 
 	INIT_IB_EVENT_HANDLER(&rid->rid_events, dev, rds_ib_port_event);

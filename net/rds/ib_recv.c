@@ -522,9 +522,7 @@ static bool rds_ib_process_frag(struct rds_ib_ep *ep,
 		rds_ib_stats_inc(s_ib_rx_total_incs);
 		rds_recv_incoming(ic->ic_cp, &conn->c_faddr, &conn->c_laddr,
 				  &ibinc->ii_inc, GFP_ATOMIC);
-		rds_ib_set_ack(ep, seq, ack_req);
-		if (ack_req)
-			rds_stats_inc(s_recv_ack_required);
+		rds_ib_set_ack(ep, seq, ack_req);	/* recv.c counts it */
 		rds_inc_put(&ibinc->ii_inc);
 	}
 	return true;

@@ -1798,7 +1798,7 @@ int rds_zcopy_attach(struct rds_message *rm, struct rds_transport *trans,
 		     struct iov_iter *from, size_t len);
 void rds_zcopy_queued(struct rds_message *rm);
 void rds_zcopy_free(struct rds_message *rm);
-void rds_zcopy_unlinked(struct rds_message *rm);
+void rds_zcopy_sent(struct rds_message *rm);
 bool rds_zcopy_recv(struct rds_sock *rs, struct msghdr *msg);
 bool rds_zcopy_pending(struct rds_sock *rs);
 void rds_zcopy_sock_init(struct rds_sock *rs);

@@ -107,7 +107,6 @@ static void rds_send_unlink_sock(struct rds_message *rm, struct rds_sock **wake)
 
 	if (!owned)
 		return;
-	rds_zcopy_unlinked(rm);
 	/* Batch the wakeups: one per socket and run of messages. */
 	if (*wake != rs) {
 		if (*wake) {
@@ -278,7 +277,6 @@ void rds_send_drop_to(struct rds_sock *rs, const struct in6_addr *daddr,
 			spin_lock_irqsave(&rm->m_rs_lock, flags);
 			rm->m_rs = NULL;
 			spin_unlock_irqrestore(&rm->m_rs_lock, flags);
-			rds_zcopy_unlinked(rm);
 			sock_put(rds_rs_to_sk(rs));
 			rds_message_put(rm);
 		}
@@ -887,6 +885,7 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 		goto out;
 	}
 	rds_stats_inc(s_send_queued);
+	rds_zcopy_sent(rm);
 
 	if (rds_conn_path_up(cp))
 		rds_send_xmit(cp);

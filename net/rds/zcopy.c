@@ -23,14 +23,17 @@
  * messages on transports that deliver the sender's pages in place (the
  * loopback transport: the receiver would read the pages after the cookie
  * said they were free).  A copied MSG_ZEROCOPY message still gets its
- * cookie, when it is freed, like a pinned one.  The pages are charged to
- * RLIMIT_MEMLOCK (mm_account_pinned_pages(), skipped with CAP_IPC_LOCK);
- * over the limit sendmsg() fails with %-ENOMEM, as in-tree.
+ * cookie, as soon as sendmsg() queued it.  The pages referenced (not the
+ * bytes) are charged to RLIMIT_MEMLOCK (mm_account_pinned_pages(),
+ * skipped with CAP_IPC_LOCK); over the limit sendmsg() fails with
+ * %-ENOMEM, as in-tree.  Adjacent iovecs in one page make one piece.
  *
- * Completion.  The cookie is queued when the message is freed: after the
- * peer acknowledged it (or it was cancelled or failed) *and* the
- * transport dropped its references, i.e. its send completed and its DMA
- * mapping is gone.  Until then a retransmission after a reconnect still
+ * Completion.  A pinned message's cookie is queued when the message is
+ * freed: after the peer acknowledged it (or it was cancelled or failed)
+ * *and* the transport dropped its references, i.e. its send completed
+ * and its DMA mapping is gone.  A pinned message asks for its ACK at
+ * once (RDS_MSG_ACK_REQUIRED), or a lone one would wait for unrelated
+ * traffic: an idle path ACKs every max_unacked_packets messages.  Until then a retransmission after a reconnect still
  * reads the pages, so the user must not write them before the cookie.
  * A message that never made it onto the socket's queue (sendmsg() failed)
  * reports nothing.  Each message's struct rds_zcopy holds a reference on
@@ -245,8 +248,8 @@ int rds_zcopy_attach(struct rds_message *rm, struct rds_transport *trans,
  * rds_zcopy_queued - the message reached the socket's send queue
  * @rm: the message (called under rs_lock)
  *
- * From now on its cookie is reported.  The message asks the peer for an
- * ACK at once: its cookie waits for that ACK, and an idle path would
+ * From now on its cookie is reported.  A pinned message asks the peer for
+ * an ACK at once: its cookie waits for that ACK, and an idle path would
  * otherwise not ACK it before max_unacked_packets more messages.
  */
 void rds_zcopy_queued(struct rds_message *rm)
@@ -254,7 +257,8 @@ void rds_zcopy_queued(struct rds_message *rm)
 	if (!rm->m_zcopy)
 		return;
 	rm->m_zcopy->zc_queued = true;
-	set_bit(RDS_MSG_ACK_REQUIRED, &rm->m_flags);
+	if (rm->m_zcopy->zc_pinned)
+		set_bit(RDS_MSG_ACK_REQUIRED, &rm->m_flags);
 }
 
 /* Return the charge and queue the cookie of a message that was queued. */
@@ -307,14 +311,14 @@ void rds_zcopy_free(struct rds_message *rm)
 }
 
 /**
- * rds_zcopy_unlinked - the message left its socket (ACKed or cancelled)
- * @rm: the message
+ * rds_zcopy_sent - sendmsg() queued the message
+ * @rm: the message (the caller holds a reference)
  *
- * A copied payload does not need the user's pages: its cookie goes now,
- * without waiting for the transport (or, on the loopback transport, the
- * receiving socket) to let go of the message.  Any context.
+ * A copied payload does not need the user's pages once sendmsg() has
+ * queued it: its cookie goes at once, without waiting for an ACK, the
+ * transport or, over loopback, the receiving socket.  Process context.
  */
-void rds_zcopy_unlinked(struct rds_message *rm)
+void rds_zcopy_sent(struct rds_message *rm)
 {
 	struct rds_zcopy *zc = READ_ONCE(rm->m_zcopy);
 
