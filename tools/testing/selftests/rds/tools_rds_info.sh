@@ -28,7 +28,9 @@ check "ours: the connection to the peer is listed, connected" 'rds-info -n | gre
 check "ours: the RDMA connection to the peer is listed" 'rds-info -I | grep -q "$RDS_PEER_ADDR"'
 check "ours: IPv6 variants" 'rds-info -6 -n -k -I > /tmp/o6.out && grep -q "$RDS_PEER_ADDR" /tmp/o6.out'
 check "ours: JSON output is one object" 'rds-info -j -c -n -I | tr -d "\n" | grep -q "^{\"counters\": \[.*\]}$"'
-rds-info -c | names > /tmp/o.names
+# Without the core counters only ours has (send_zcopy*, after the in-tree
+# core ones).
+rds-info -c | names | grep -v '^send_zcopy' > /tmp/o.names
 if [ -s /tmp/i.names ]; then
 	check "ours: the in-tree counter names, in the in-tree order" \
 		'[ "$(head -n $(wc -l < /tmp/i.names) /tmp/o.names)" = "$(cat /tmp/i.names)" ]'
