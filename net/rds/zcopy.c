@@ -143,14 +143,20 @@ static unsigned int rds_zcopy_max_pieces(struct rds_message *rm)
 	return worst;
 }
 
-static void rds_zcopy_unpin(struct rds_message *rm)
+/* Undo rds_zcopy_pin() after @done bytes: pages, charge and iterator. */
+static void rds_zcopy_unpin(struct rds_message *rm, struct iov_iter *from,
+			    size_t done)
 {
+	struct rds_zcopy *zc = rm->m_zcopy;
 	unsigned int i;
 
+	iov_iter_revert(from, done);
 	for (i = 0; i < rm->data.op_nents; i++)
 		put_page(sg_page(&rm->data.op_sg[i]));
 	rm->data.op_nents = 0;
 	sg_init_table(rm->data.op_sg, rm->m_nents);
+	mm_unaccount_pinned_pages(&zc->zc_mmp);
+	memset(&zc->zc_mmp, 0, sizeof(zc->zc_mmp));
 }
 
 /*
@@ -180,10 +186,7 @@ static int rds_zcopy_pin(struct rds_message *rm, struct iov_iter *from,
 			goto copy;	/* cannot happen: npages said so */
 		n = iov_iter_get_pages2(from, &page, left, 1, &start);
 		if (n <= 0) {
-			iov_iter_revert(from, len - left);
-			rds_zcopy_unpin(rm);
-			mm_unaccount_pinned_pages(&zc->zc_mmp);
-			memset(&zc->zc_mmp, 0, sizeof(zc->zc_mmp));
+			rds_zcopy_unpin(rm, from, len - left);
 			return n ? (int)n : -EFAULT;
 		}
 		left -= n;
@@ -201,10 +204,7 @@ static int rds_zcopy_pin(struct rds_message *rm, struct iov_iter *from,
 	if (rds_zcopy_max_pieces(rm) <= max_pieces)
 		return 1;
 copy:
-	iov_iter_revert(from, len - left);
-	rds_zcopy_unpin(rm);
-	mm_unaccount_pinned_pages(&zc->zc_mmp);
-	memset(&zc->zc_mmp, 0, sizeof(zc->zc_mmp));
+	rds_zcopy_unpin(rm, from, len - left);
 	return 0;
 }
 
