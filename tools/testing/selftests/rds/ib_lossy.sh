@@ -13,8 +13,10 @@
 #     at once, every LOSSY_READ_EVERY-th a READ, default 4) into use-once
 #     keys, content checked by the key owner, every notification counted
 #     and RDS_RDMA_SUCCESS;
-# then netem comes off.  On the jittered mixes soft-RoCE may stall an RDMA
-# op (issue 10 item 1); our RDMA op watchdog then fails the endpoint after
+# then netem comes off.  On the reordering mixes (reorder, jitter) soft-RoCE
+# may stall an RDMA op (issue 10 item 1; reorder10 dropped 9 of 64 ops so
+# in the CI run of 2026-12-06, one run in about eight); our RDMA op
+# watchdog then fails the endpoint after
 # rds_ib_rdma_timeout_ms (60 s) and the op ends RDS_RDMA_DROPPED, as
 # documented (rds.rst, "RDMA op watchdog").  There rdma_stress runs with
 # RDMA_STRESS_DROPS_OK=1: such ops are counted, not failed (every op must
@@ -198,9 +200,10 @@ while IFS='|' read -r name args <&3; do
 		netem_both $args >/tmp/lossy.netem 2>&1 || why="netem: $(cat /tmp/lossy.netem)"
 	fi
 	tm=0 tr=0
-	# Jitter: the RDMA op watchdog may drop stalled ops (see the top).
+	# Reordering (reorder, or jitter: netem sends by time): the RDMA op
+	# watchdog may drop stalled ops (see the top).
 	case "$args" in
-	*jitter*) drops_ok=1 ;;
+	*jitter*|*reorder*) drops_ok=1 ;;
 	*) drops_ok=0 ;;
 	esac
 	if [ -z "$why" ]; then
