@@ -266,6 +266,7 @@ struct rds_ib_statistics {
 	u64	s_ib_rx_stale_seq;
 	u64	s_ib_cm_id_parked;
 	u64	s_ib_cm_id_unparked;
+	u64	s_ib_tx_posts;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);
@@ -449,6 +450,10 @@ struct rds_ib_connection;
  * @e_send_tail_idx: slot of @e_send_tail (completion)
  * @e_send_free: free send slots
  * @e_unsig: sends posted since the last signalled one (xmit only)
+ * @e_pend_first: first slot of the chain built but not posted yet (xmit
+ *	only; posted by rds_ib_send_flush())
+ * @e_pend_last: its last slot
+ * @e_pend_n: its length in WRs
  * @e_xmit_rm: message whose fragments are being posted (xmit only)
  * @e_xmit_frag: next fragment of @e_xmit_rm to post
  * @e_xmit_sg: position in @e_xmit_rm's scatterlist
@@ -507,6 +512,9 @@ struct rds_ib_ep {
 	u32			e_send_tail_idx;
 	atomic_t		e_send_free;
 	u32			e_unsig;
+	struct rds_ib_send_slot	*e_pend_first;
+	struct rds_ib_send_slot	*e_pend_last;
+	u32			e_pend_n;
 	struct rds_message	*e_xmit_rm;
 	u32			e_xmit_frag;
 	u32			e_xmit_sg;
@@ -638,6 +646,7 @@ void rds_ib_send_ring_free(struct rds_ib_ep *ep);
 int rds_ib_xmit(struct rds_conn_path *cp, struct rds_message *rm,
 		unsigned int hdr_off, unsigned int sg, unsigned int off);
 void rds_ib_xmit_path_complete(struct rds_conn_path *cp);
+int rds_ib_send_flush(struct rds_ib_ep *ep);
 void rds_ib_send_add_credits(struct rds_ib_ep *ep, unsigned int credits);
 void rds_ib_tx_kick(struct rds_ib_ep *ep, struct rds_conn_path *cp);
 void rds_ib_advertise_credits(struct rds_ib_ep *ep, unsigned int posted);

@@ -423,6 +423,10 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 	if (!ep || !test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
 	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
 		return -ENOTCONN;
+	/* Earlier messages' chained SENDs go first (ib_send.c). */
+	ret = rds_ib_send_flush(ep);
+	if (ret)
+		return ret;
 	rid = ep->e_rid;
 	if (rid->rid_iwarp || rid->rid_atomic_cap == IB_ATOMIC_NONE) {
 		/* atomic_check let it through: never report success. */

@@ -500,6 +500,10 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	if (!ep || !test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
 	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
 		return -ENOTCONN;
+	/* Earlier messages' chained SENDs go first (ib_send.c). */
+	ret = rds_ib_send_flush(ep);
+	if (ret)
+		return ret;
 	dev = ep->e_rid->rid_dev;
 	if (!op->op_nents || !op->op_bytes)
 		return -EIO;

@@ -18,10 +18,20 @@
  * ->xmit() (serialised by rds.ko's IN_XMIT bit) and released in ring order
  * by the send completion handler: a signalled SEND completing means every
  * earlier SEND of the QP completed too (send queue ordering), so one
- * completion releases every slot up to it.  A slot is signalled every
- * net.rds.ib.max_unsignaled_wr sends and on the last fragment of every
- * message; the last fragment's slot owns the message reference and its DMA
- * mapping.  Ring sequence numbers (u32, wrapping) name slot uses, so a stale
+ * completion releases every slot up to it.  The last fragment's slot owns
+ * the message reference and its DMA mapping.
+ *
+ * Doorbells and signalling.  ->xmit() does not post: it appends the
+ * message's fragments to the endpoint's pending chain, and
+ * rds_ib_send_flush() posts the chain with one ib_post_send() when rds.ko
+ * ends its batch (->xmit_path_complete(), which it calls on every way out
+ * of its send loop, with IN_XMIT still held), when the chain reaches
+ * RDS_IB_POST_BATCH WRs, and before an RDMA or atomic WR is posted (they
+ * must not overtake earlier messages' SENDs).  The last WR of every post is
+ * signalled, and every net.rds.ib.max_unsignaled_wr-th WR within one, so a
+ * queue of small messages costs one doorbell and one completion per batch
+ * instead of one per message, and no posted WR ever waits for a completion
+ * that is not coming.  Ring sequence numbers (u32, wrapping) name slot uses, so a stale
  * completion (flush after release) is recognised and ignored; slot indices
  * are kept apart from them (rds_ib_ring_next()), so any ring size works
  * across the 2^32 wrap.  Only the completion handler releases slots, and it
@@ -438,6 +448,9 @@ int rds_ib_send_ring_alloc(struct rds_ib_ep *ep)
 	ep->e_send_tail = ep->e_send_head;
 	ep->e_send_head_idx = 0;
 	ep->e_send_tail_idx = 0;
+	ep->e_pend_first = NULL;
+	ep->e_pend_last = NULL;
+	ep->e_pend_n = 0;
 
 	ep->e_ack_cqe.done = rds_ib_ack_done;
 	ep->e_ack_sge.addr = ep->e_ack_dma;
@@ -561,6 +574,53 @@ static int rds_ib_xmit_start(struct rds_ib_ep *ep, struct rds_message *rm)
 	return 0;
 }
 
+/* Post the pending chain once it is this long, batch or not. */
+#define RDS_IB_POST_BATCH	16
+
+/**
+ * rds_ib_send_flush - post the send ring WRs ->xmit() chained
+ * @ep: endpoint
+ *
+ * Xmit context only (rds.ko's IN_XMIT held): the chain is xmit's.  Its
+ * last WR is signalled, so its completion releases every slot of it.
+ *
+ * Return: 0, or -EIO when the endpoint is in error or the post failed
+ * (which fails it).
+ */
+int rds_ib_send_flush(struct rds_ib_ep *ep)
+{
+	struct rds_ib_send_slot *first = ep->e_pend_first;
+	struct rds_ib_send_slot *last = ep->e_pend_last;
+	const struct ib_send_wr *bad;
+	int ret;
+
+	if (!first)
+		return 0;
+	ep->e_pend_first = NULL;
+	ep->e_pend_last = NULL;
+	ep->e_pend_n = 0;
+	/*
+	 * An endpoint in error is torn down without more posts: its drain
+	 * waits for IN_XMIT, and rds_ib_send_ring_free() releases slots that
+	 * were taken and never posted.
+	 */
+	if (test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
+		return -EIO;
+	if (!(last->ss_wr.send_flags & IB_SEND_SIGNALED)) {
+		last->ss_wr.send_flags |= IB_SEND_SIGNALED;
+		ep->e_unsig = 0;
+	}
+	rds_ib_stats_inc(s_ib_tx_posts);
+	ret = ib_post_send(ep->e_qp, &first->ss_wr, &bad);
+	if (unlikely(ret)) {
+		pr_info_ratelimited("RDS/IB: ib_post_send to %pI6c: %d\n",
+				    &ep->e_ic->ic_conn->c_faddr, ret);
+		rds_ib_ep_post_error(ep, ret, "ib_post_send failed");
+		return -EIO;
+	}
+	return 0;
+}
+
 /**
  * rds_ib_xmit - post (part of) a message
  * @cp: path
@@ -570,9 +630,10 @@ static int rds_ib_xmit_start(struct rds_ib_ep *ep, struct rds_message *rm)
  * @off: offset in that entry
  *
  * Takes as many ring slots (and credits) as the remaining fragments need
- * and are available, fills each slot's header copy and SGEs, and posts
- * them with one ib_post_send().  Process context with IN_XMIT held, never
- * sleeps.
+ * and are available, fills each slot's header copy and SGEs, and chains
+ * them to the pending WRs, which rds_ib_send_flush() posts (here once the
+ * chain is long enough, else at the end of rds.ko's batch).  Process
+ * context with IN_XMIT held, never sleeps.
  *
  * Return: header (first call only) plus payload bytes posted; -EAGAIN when
  * the ring or the credits are exhausted (a completion or a credit update
@@ -585,8 +646,7 @@ int rds_ib_xmit(struct rds_conn_path *cp, struct rds_message *rm,
 	struct rds_ib_connection *ic = cp->cp_transport_data;
 	struct rds_ib_ep *ep = READ_ONCE(ic->ic_ep);
 	struct rds_ib_send_slot *ss, *first = NULL, *prev = NULL;
-	const struct ib_send_wr *bad;
-	u32 nfrags, want, got, credits, adv = 0, i, lkey, unsig_max;
+	u32 nfrags, want, got, credits, adv = 0, i, n = 0, lkey, unsig_max;
 	u32 payload = rm->m_payload_len;
 	int bytes = 0, ret;
 	u8 flags;
@@ -686,8 +746,8 @@ int rds_ib_xmit(struct rds_conn_path *cp, struct rds_message *rm,
 		ib_dma_sync_single_for_device(ep->e_rid->rid_dev, hdr_dma,
 					      sizeof(*hdr), DMA_TO_DEVICE);
 
-		if (++ep->e_unsig >= unsig_max || last ||
-		    (i + 1 == got && credits < want)) {
+		/* The post's last WR is signalled by rds_ib_send_flush(). */
+		if (++ep->e_unsig >= unsig_max) {
 			ss->ss_wr.send_flags |= IB_SEND_SIGNALED;
 			ep->e_unsig = 0;
 		}
@@ -703,6 +763,7 @@ int rds_ib_xmit(struct rds_conn_path *cp, struct rds_message *rm,
 		else
 			first = ss;
 		prev = ss;
+		n++;
 		ep->e_send_head++;
 		ep->e_send_head_idx = rds_ib_ring_next(idx, ep->e_send_nr);
 		ep->e_xmit_frag++;
@@ -710,20 +771,17 @@ int rds_ib_xmit(struct rds_conn_path *cp, struct rds_message *rm,
 	}
 
 post:
-	if (!first)
-		return -EIO;
-	/*
-	 * If the last slot was not signalled, a later send will be; the
-	 * final fragment of each message always is.
-	 */
-	ret = ib_post_send(ep->e_qp, &first->ss_wr, &bad);
-	if (unlikely(ret)) {
-		pr_info_ratelimited("RDS/IB: ib_post_send to %pI6c: %d\n",
-				    &cp->cp_conn->c_faddr, ret);
-		rds_ib_ep_post_error(ep, ret, "ib_post_send failed");
-		return -EIO;
+	if (first) {
+		if (ep->e_pend_last)
+			ep->e_pend_last->ss_wr.next = &first->ss_wr;
+		else
+			ep->e_pend_first = first;
+		ep->e_pend_last = prev;
+		ep->e_pend_n += n;
 	}
-	if (test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
+	if (!first || test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
+		return -EIO;
+	if (ep->e_pend_n >= RDS_IB_POST_BATCH && rds_ib_send_flush(ep))
 		return -EIO;
 	return (hdr_off ? 0 : sizeof(struct rds_header)) + bytes;
 }
@@ -732,13 +790,16 @@ post:
  * rds_ib_xmit_path_complete - end of a batch of ->xmit() calls
  * @cp: path
  *
- * A requested ACK that no data fragment carried goes out now.
+ * The chained sends are posted (one doorbell for the batch), and a
+ * requested ACK that no data fragment carried goes out now.
  */
 void rds_ib_xmit_path_complete(struct rds_conn_path *cp)
 {
 	struct rds_ib_connection *ic = cp->cp_transport_data;
 	struct rds_ib_ep *ep = READ_ONCE(ic->ic_ep);
 
-	if (ep)
-		rds_ib_attempt_ack(ep);
+	if (!ep)
+		return;
+	rds_ib_send_flush(ep);
+	rds_ib_attempt_ack(ep);
 }

@@ -95,6 +95,7 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_rx_stale_seq",
 	"ib_cm_id_parked",
 	"ib_cm_id_unparked",
+	"ib_tx_posts",
 };
 
 static_assert(ARRAY_SIZE(rds_ib_stat_names) * sizeof(u64) ==

@@ -359,12 +359,15 @@ static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
 	}
 
 	cookie = rds_rdma_make_cookie(mr->r_key, (u32)mr->r_iova);
-	if (args->cookie_addr &&
-	    put_user(cookie, (u64 __user *)(unsigned long)args->cookie_addr)) {
-		ret = -EFAULT;
-		goto out_release;
-	}
 
+	/*
+	 * The caller's reference is taken before the MR is published: from
+	 * the insertion on, another thread of the socket may free it by its
+	 * key.  The cookie goes out only once the key is known not to be a
+	 * duplicate, so an EBUSY leaves no cookie behind.
+	 */
+	if (mr_ret)
+		rds_mr_get(mr);
 	spin_lock_irqsave(&rs->rs_rdma_lock, flags);
 	found = rds_mr_tree_walk(&rs->rs_mr_tree, mr->r_key, mr);
 	if (!found)
@@ -382,17 +385,37 @@ static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
 		pr_notice_ratelimited("RDS: rkey %#x is still in use by an older MR of this socket: registration refused\n",
 				      mr->r_key);
 		ret = -EBUSY;
-		goto out_release;
+		goto out_release_ret;
+	}
+
+	if (args->cookie_addr &&
+	    put_user(cookie, (u64 __user *)(unsigned long)args->cookie_addr)) {
+		bool owned;
+
+		/* Unpublish, unless another thread freed it meanwhile. */
+		spin_lock_irqsave(&rs->rs_rdma_lock, flags);
+		owned = test_and_clear_bit(RDS_MR_IN_TREE, &mr->r_state);
+		if (owned) {
+			rb_erase(&mr->r_node, &rs->rs_mr_tree);
+			RB_CLEAR_NODE(&mr->r_node);
+		}
+		spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
+		if (mr_ret)
+			rds_mr_put(mr);
+		if (owned)
+			rds_mr_release(mr, true);	/* the tree's */
+		return -EFAULT;
 	}
 
 	if (cookie_ret)
 		*cookie_ret = cookie;
-	if (mr_ret) {
-		rds_mr_get(mr);
+	if (mr_ret)
 		*mr_ret = mr;
-	}
 	return 0;
 
+out_release_ret:
+	if (mr_ret)
+		rds_mr_put(mr);
 out_release:
 	rds_mr_release(mr, true);	/* drops the creator's reference */
 	return ret;

@@ -285,10 +285,11 @@ def main():
               " wire = rxe sent+received packets,")
         print("txcq/rxcq = RDS ib_tx_cq_event/ib_rx_cq_event, ack = ib_ack_sent,"
               " copy = bytes the CPU copied on send (copy_from_user);")
+        print("post = ib_tx_posts (send ring doorbells; ours only);")
         print("raw: per iteration of fixed-count perftest runs (-n, round 1)")
         hdr = (f'{"test":<13} {"size":>7} | {"wire ours":>9} {"in-tree":>7} {"raw":>6} |'
                f' {"txcq ours":>9} {"in-tree":>7} | {"rxcq ours":>9} {"in-tree":>7} |'
-               f' {"ack ours":>8} {"in-tree":>7} | {"copy ours":>9} {"in-tree":>7}')
+               f' {"ack ours":>8} {"in-tree":>7} | {"copy ours":>9} {"in-tree":>7} | {"post":>5}')
         print(hdr)
         print("-" * len(hdr))
         for test, size in order:
@@ -303,6 +304,7 @@ def main():
                 "rx_cq_events": {m: count(m, test, size, ctr("ib_rx_cq_event")) for m in ("ours", "intree")},
                 "acks_sent": {m: count(m, test, size, ctr("ib_ack_sent")) for m in ("ours", "intree")},
                 "copy_bytes": {m: count(m, test, size, ctr("copy_from_user")) for m in ("ours", "intree")},
+                "tx_posts": {"ours": count("ours", test, size, ctr("ib_tx_posts"))},
             }
             count_rows.append(c)
             print(f'{test:<13} {size:>7} | {fmt(c["wire"]["ours"]):>9} {fmt(c["wire"]["intree"]):>7}'
@@ -310,7 +312,7 @@ def main():
                   f' {fmt(c["tx_cq_events"]["intree"]):>7} | {fmt(c["rx_cq_events"]["ours"]):>9}'
                   f' {fmt(c["rx_cq_events"]["intree"]):>7} | {fmt(c["acks_sent"]["ours"]):>8}'
                   f' {fmt(c["acks_sent"]["intree"]):>7} | {fmt(c["copy_bytes"]["ours"]):>9}'
-                  f' {fmt(c["copy_bytes"]["intree"]):>7}')
+                  f' {fmt(c["copy_bytes"]["intree"]):>7} | {fmt(c["tx_posts"]["ours"]):>5}')
 
     if mem:
         print("\nmemory on node 0: module text+data (/proc/modules), kernel slab idle -> after"

@@ -91,8 +91,17 @@ printf '%s\n' "$scenarios" | while read -r name want reason; do
 	printf '%s\n' "$out" | grep -q RMMOD-OK || why="$why no-rmmod"
 	[ "$res" = "$want" ] || why="$why result=$res(want $want)"
 	if [ "$reason" != - ]; then
+		# Node 0 records the drop when its CQ or CM handler runs, which
+		# can trail the peer's view of it: wait for it, bounded (5 s).
+		i=0
 		after=$(drops "$reason")
-		[ "$after" -gt "$before" ] || why="$why no-$reason-drop"
+		while [ "$after" -le "$before" ] && [ $i -lt 25 ]; do
+			sleep 0.2
+			i=$((i + 1))
+			after=$(drops "$reason")
+		done
+		[ "$after" -gt "$before" ] ||
+			why="$why no-$reason-drop($(awk 'NR > 1 && $2 > 0 { printf "%s=%s ", $1, $2 }' $dbg/drop_reasons 2>/dev/null))"
 	fi
 	# Deliveries settle; then every good message of an "up" scenario is in.
 	sleep 1
