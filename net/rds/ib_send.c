@@ -26,9 +26,12 @@
  * rds_ib_send_flush() posts the chain with one ib_post_send() when rds.ko
  * ends its batch (->xmit_path_complete(), which it calls on every way out
  * of its send loop, with IN_XMIT still held), when the chain reaches
- * RDS_IB_POST_BATCH WRs, and before an RDMA or atomic WR is posted (they
- * must not overtake earlier messages' SENDs).  The last WR of every post is
- * signalled, and every net.rds.ib.max_unsignaled_wr-th WR within one, so a
+ * RDS_IB_POST_BATCH WRs (a large message may take it past that, up to the
+ * free slots), and before an RDMA or atomic WR is posted (they must not
+ * overtake earlier messages' SENDs).  The last WR of every post is
+ * signalled, and every net.rds.ib.max_unsignaled_wr-th WR within one, and
+ * the last fragment of a message with RDMA or atomic ops (their status is
+ * that of its own completion, not of a later WR's), so a
  * queue of small messages costs one doorbell and one completion per batch
  * instead of one per message, and no posted WR ever waits for a completion
  * that is not coming.  Ring sequence numbers (u32, wrapping) name slot uses, so a stale
@@ -600,9 +603,10 @@ int rds_ib_send_flush(struct rds_ib_ep *ep)
 	ep->e_pend_last = NULL;
 	ep->e_pend_n = 0;
 	/*
-	 * An endpoint in error is torn down without more posts: its drain
-	 * waits for IN_XMIT, and rds_ib_send_ring_free() releases slots that
-	 * were taken and never posted.
+	 * An endpoint in error is torn down without more posts: rds.ko's
+	 * path shutdown waits for IN_XMIT before the transport drains, and
+	 * rds_ib_send_ring_free() releases slots that were taken and never
+	 * posted.
 	 */
 	if (test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
 		return -EIO;
@@ -746,8 +750,14 @@ int rds_ib_xmit(struct rds_conn_path *cp, struct rds_message *rm,
 		ib_dma_sync_single_for_device(ep->e_rid->rid_dev, hdr_dma,
 					      sizeof(*hdr), DMA_TO_DEVICE);
 
-		/* The post's last WR is signalled by rds_ib_send_flush(). */
-		if (++ep->e_unsig >= unsig_max) {
+		/*
+		 * The post's last WR is signalled by rds_ib_send_flush().  A
+		 * message with RDMA or atomic ops reports their status from
+		 * its own last fragment's completion: a later WR's error must
+		 * not report ops that completed as dropped.
+		 */
+		if (++ep->e_unsig >= unsig_max ||
+		    (last && (rm->rdma.op_active || rm->atomic.op_active))) {
 			ss->ss_wr.send_flags |= IB_SEND_SIGNALED;
 			ep->e_unsig = 0;
 		}

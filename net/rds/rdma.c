@@ -361,13 +361,14 @@ static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
 	cookie = rds_rdma_make_cookie(mr->r_key, (u32)mr->r_iova);
 
 	/*
-	 * The caller's reference is taken before the MR is published: from
-	 * the insertion on, another thread of the socket may free it by its
-	 * key.  The cookie goes out only once the key is known not to be a
-	 * duplicate, so an EBUSY leaves no cookie behind.
+	 * A reference of our own is taken before the MR is published: from
+	 * the insertion on, another thread of the socket (RDS_FREE_MR) or a
+	 * peer's message naming a use-once key may take it out and release
+	 * it, while put_user() below may fault for as long as the user
+	 * likes.  The cookie goes out only once the key is known not to be
+	 * a duplicate, so an EBUSY leaves no cookie behind.
 	 */
-	if (mr_ret)
-		rds_mr_get(mr);
+	rds_mr_get(mr);
 	spin_lock_irqsave(&rs->rs_rdma_lock, flags);
 	found = rds_mr_tree_walk(&rs->rs_mr_tree, mr->r_key, mr);
 	if (!found)
@@ -400,22 +401,22 @@ static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
 			RB_CLEAR_NODE(&mr->r_node);
 		}
 		spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
-		if (mr_ret)
-			rds_mr_put(mr);
 		if (owned)
 			rds_mr_release(mr, true);	/* the tree's */
+		rds_mr_put(mr);			/* ours */
 		return -EFAULT;
 	}
 
 	if (cookie_ret)
 		*cookie_ret = cookie;
 	if (mr_ret)
-		*mr_ret = mr;
+		*mr_ret = mr;			/* ours, handed over */
+	else
+		rds_mr_put(mr);
 	return 0;
 
 out_release_ret:
-	if (mr_ret)
-		rds_mr_put(mr);
+	rds_mr_put(mr);				/* ours */
 out_release:
 	rds_mr_release(mr, true);	/* drops the creator's reference */
 	return ret;
