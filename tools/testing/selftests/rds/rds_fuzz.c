@@ -298,6 +298,33 @@ static uint16_t pick_port(struct worker *w)
 }
 
 /*
+ * Random address bytes stay special (any, loopback, multicast, broadcast,
+ * link-local: never routed off the node) or become a documentation
+ * address (203.0.113.0/24, 2001:db8::/32): the VMs use no others.
+ */
+static void doc_addr(struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET) {
+		uint8_t *a = (uint8_t *)&((struct sockaddr_in *)ss)->sin_addr;
+
+		if (a[0] == 0 || a[0] == 127 || a[0] >= 224)
+			return;
+		a[0] = 203;
+		a[1] = 0;
+		a[2] = 113;
+	} else if (ss->ss_family == AF_INET6) {
+		uint8_t *a = ((struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
+
+		if (a[0] == 0xff || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80))
+			return;
+		a[0] = 0x20;
+		a[1] = 0x01;
+		a[2] = 0x0d;
+		a[3] = 0xb8;
+	}
+}
+
+/*
  * A socket address into *ss; returns the length to pass (sometimes
  * wrong).  Mostly this node's, the peer's or a bound socket's address.
  */
@@ -351,6 +378,7 @@ static socklen_t pick_addr(struct worker *w, struct sockaddr_storage *ss)
 
 		for (i = 2; i < sizeof(*ss); i++)
 			p[i] = (uint8_t)rnd(w);
+		doc_addr(ss);
 		return len;
 	}
 	default:
