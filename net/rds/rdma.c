@@ -213,6 +213,26 @@ static struct rds_mr *rds_mr_take(struct rds_sock *rs, u32 key)
 }
 
 /*
+ * Take @mr itself off its socket, if it is still there (a racing
+ * RDS_FREE_MR or use-once invalidation may have taken it first).
+ * Return: true when the tree's reference passed to the caller.
+ */
+static bool rds_mr_unpublish(struct rds_sock *rs, struct rds_mr *mr)
+{
+	unsigned long flags;
+	bool owned;
+
+	spin_lock_irqsave(&rs->rs_rdma_lock, flags);
+	owned = test_and_clear_bit(RDS_MR_IN_TREE, &mr->r_state);
+	if (owned) {
+		rb_erase(&mr->r_node, &rs->rs_mr_tree);
+		RB_CLEAR_NODE(&mr->r_node);
+	}
+	spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
+	return owned;
+}
+
+/*
  * Claim the one ->free_mr()/->unuse_mr() call of @mr.  Under r_sync_lock,
  * so that a ->sync_mr() that saw the flag clear has finished before the
  * transport may recycle or free the object behind r_trans_private.
@@ -391,17 +411,7 @@ static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
 
 	if (args->cookie_addr &&
 	    put_user(cookie, (u64 __user *)(unsigned long)args->cookie_addr)) {
-		bool owned;
-
-		/* Unpublish, unless another thread freed it meanwhile. */
-		spin_lock_irqsave(&rs->rs_rdma_lock, flags);
-		owned = test_and_clear_bit(RDS_MR_IN_TREE, &mr->r_state);
-		if (owned) {
-			rb_erase(&mr->r_node, &rs->rs_mr_tree);
-			RB_CLEAR_NODE(&mr->r_node);
-		}
-		spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
-		if (owned)
+		if (rds_mr_unpublish(rs, mr))
 			rds_mr_release(mr, true);	/* the tree's */
 		rds_mr_put(mr);			/* ours */
 		return -EFAULT;
@@ -1248,7 +1258,12 @@ void rds_rdma_sendmsg_failed(struct rds_sock *rs, struct rds_message *rm)
 	mr = rm->m_rdma_mr;
 	if (!mr || !test_bit(RDS_MSG_RDMA_MAP, &rm->m_flags))
 		return;
-	if (rds_mr_take(rs, mr->r_key) == mr)
+	/*
+	 * @mr itself, not whatever MR has its key now: the application may
+	 * have freed it and registered again meanwhile (sendmsg() can block
+	 * between the map and this failure).
+	 */
+	if (rds_mr_unpublish(rs, mr))
 		rds_mr_release(mr, true);
 }
 
