@@ -715,7 +715,7 @@ TEST_F_TIMEOUT(at, remote_errors, 600)
 	};
 	uint64_t *res = self->res, v;
 	struct rds_atomic_args at;
-	int one = 1;
+	int one = 1, st;
 	unsigned int i, j;
 
 	ASSERT_EQ(0, srv_set(self->c, &self->srv, 4, 77));
@@ -735,7 +735,22 @@ TEST_F_TIMEOUT(at, remote_errors, 600)
 			at.m_cswp.swap_mask = bad[j].op[3];
 			*res = 0x5555;
 			ASSERT_LE(0, send_atomic(self->a, &self->srv, t, &at, 2));
-			EXPECT_EQ(RDS_RDMA_REMOTE_ERROR, wait_note(self->a, NULL));
+			st = wait_note(self->a, NULL);
+			if (st == RDS_RDMA_DROPPED) {
+				/*
+				 * The connection the previous case rebuilt
+				 * dropped again before this op ran (seen once
+				 * on 6.12, no error of this op logged): DROPPED
+				 * is then the documented status.  Once more.
+				 */
+				TH_LOG("dropped by a reconnect: once more");
+				ASSERT_EQ(0, reconnected(self));
+				EXPECT_EQ(0x5555, *res);
+				ASSERT_LE(0, send_atomic(self->a, &self->srv, t,
+							 &at, 2));
+				st = wait_note(self->a, NULL);
+			}
+			EXPECT_EQ(RDS_RDMA_REMOTE_ERROR, st);
 			EXPECT_EQ(0x5555, *res);
 			ASSERT_EQ(0, reconnected(self));
 		}
