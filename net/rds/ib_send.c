@@ -31,10 +31,12 @@
  * overtake earlier messages' SENDs).  The last WR of every post is
  * signalled, and every net.rds.ib.max_unsignaled_wr-th WR within one, and
  * the last fragment of a message with RDMA or atomic ops (their status is
- * that of its own completion, not of a later WR's), so a
- * queue of small messages costs one doorbell and one completion per batch
- * instead of one per message, and no posted WR ever waits for a completion
- * that is not coming.  Ring sequence numbers (u32, wrapping) name slot uses, so a stale
+ * that of its own completion, not of a later WR's), so a queue of small
+ * messages costs one doorbell and one completion per batch instead of one
+ * per message, and no posted WR ever waits for a completion that is not
+ * coming.
+ *
+ * Ring sequence numbers (u32, wrapping) name slot uses, so a stale
  * completion (flush after release) is recognised and ignored; slot indices
  * are kept apart from them (rds_ib_ring_next()), so any ring size works
  * across the 2^32 wrap.  Only the completion handler releases slots, and it
