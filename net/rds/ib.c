@@ -20,6 +20,16 @@
  * a device comes or goes (a generation bumped by the inetaddr/inet6addr
  * notifiers and by ->add()/->remove()), so the hot path makes no cm_id.
  *
+ * Device instances: a device removed and added again (rdma link
+ * delete/add, a driver reload) is a new instance, with a fresh registration
+ * clock and cool-down table (ib_mr.c), and the HCA may number its MRs from
+ * the start again, so an rkey of the old instance can come back.  Each
+ * instance therefore gets an epoch, kept per node GUID for the life of the
+ * module (rds_ib_guid_epoch(): the previous instance's plus one, random for
+ * a GUID not seen before), which ib_mr.c puts into bits 21..30 of every
+ * MR's iova: a cookie of any of the last 1023 instances addresses no byte
+ * of a new instance's MRs, whatever rkey they get.
+ *
  * Port events: the record listens for its device's events; PORT_ACTIVE
  * destroys the cm_ids that endpoints destroyed while the port was down
  * left behind (ib_cm.c, "Parked cm_ids").
@@ -70,6 +80,76 @@ static LIST_HEAD(rds_ib_devices);
 static DECLARE_RWSEM(rds_ib_devices_sem);
 /* Bumped when an address or a device comes or goes (rds_ib_sock_device()). */
 static atomic_t rds_ib_dev_gen = ATOMIC_INIT(0);
+
+/*
+ * The last epoch given to each node GUID, most recently used last; at most
+ * RDS_IB_GUID_EPOCHS records (the least recently used one is forgotten).
+ * Protected by rds_ib_devices_sem.
+ */
+struct rds_ib_guid_rec {
+	struct list_head	gr_item;
+	__be64			gr_guid;
+	u32			gr_epoch;
+};
+
+#define RDS_IB_GUID_EPOCHS	64
+
+static LIST_HEAD(rds_ib_guid_recs);
+static unsigned int rds_ib_guid_nr;
+
+/**
+ * rds_ib_guid_epoch - the iova epoch of a new instance of a device
+ * @dev: the device being added
+ *
+ * Caller holds rds_ib_devices_sem for writing.  A GUID seen before gets
+ * its last epoch plus one (modulo 2^RDS_MR_IOVA_EPOCH_BITS), so the last
+ * 1023 instances of a device never share an epoch; a new GUID (or one that
+ * cannot be recorded) gets a random epoch, as do all devices after a
+ * module reload.
+ *
+ * Return: the epoch, unshifted.
+ */
+static u32 rds_ib_guid_epoch(struct ib_device *dev)
+{
+	const u32 mask = (1U << RDS_MR_IOVA_EPOCH_BITS) - 1;
+	struct rds_ib_guid_rec *gr;
+
+	lockdep_assert_held_write(&rds_ib_devices_sem);
+	list_for_each_entry(gr, &rds_ib_guid_recs, gr_item) {
+		if (gr->gr_guid == dev->node_guid) {
+			gr->gr_epoch = (gr->gr_epoch + 1) & mask;
+			list_move_tail(&gr->gr_item, &rds_ib_guid_recs);
+			return gr->gr_epoch;
+		}
+	}
+	if (rds_ib_guid_nr >= RDS_IB_GUID_EPOCHS) {
+		gr = list_first_entry(&rds_ib_guid_recs,
+				      struct rds_ib_guid_rec, gr_item);
+		list_del(&gr->gr_item);
+		rds_ib_guid_nr--;
+	} else {
+		gr = kmalloc(sizeof(*gr), GFP_KERNEL);
+		if (!gr)
+			return get_random_u32() & mask;
+	}
+	gr->gr_guid = dev->node_guid;
+	gr->gr_epoch = get_random_u32() & mask;
+	list_add_tail(&gr->gr_item, &rds_ib_guid_recs);
+	rds_ib_guid_nr++;
+	return gr->gr_epoch;
+}
+
+/* Module unload: forget the GUIDs. */
+static void rds_ib_guid_forget(void)
+{
+	struct rds_ib_guid_rec *gr, *tmp;
+
+	list_for_each_entry_safe(gr, tmp, &rds_ib_guid_recs, gr_item) {
+		list_del(&gr->gr_item);
+		kfree(gr);
+	}
+	rds_ib_guid_nr = 0;
+}
 
 static void rds_ib_device_free(struct kref *ref)
 {
@@ -177,15 +257,17 @@ static int rds_ib_add_one(struct ib_device *dev)
 	ib_register_event_handler(&rid->rid_events);
 
 	down_write(&rds_ib_devices_sem);
+	rid->rid_iova_epoch = rds_ib_guid_epoch(dev);
 	list_add_tail(&rid->rid_item, &rds_ib_devices);
 	up_write(&rds_ib_devices_sem);
 	atomic_inc(&rds_ib_dev_gen);
 	ib_set_client_data(dev, &rds_ib_client, rid);
 
-	pr_info("RDS/RDMA: %s: frwr %d (%u pages) send_inv %d atomic %d masked_atomic %d%s\n",
+	pr_info("RDS/RDMA: %s: frwr %d (%u pages) send_inv %d atomic %d masked_atomic %d%s epoch %u\n",
 		dev_name(&dev->dev), rid->rid_frwr, rid->rid_max_frpl,
 		rid->rid_send_inv, rid->rid_atomic_cap,
-		rid->rid_masked_atomic_cap, rid->rid_iwarp ? " iwarp" : "");
+		rid->rid_masked_atomic_cap, rid->rid_iwarp ? " iwarp" : "",
+		rid->rid_iova_epoch);
 	return 0;
 }
 
@@ -510,6 +592,7 @@ out_trans:
 	rds_trans_unregister(&rds_ib_transport);
 out_client:
 	ib_unregister_client(&rds_ib_client);
+	rds_ib_guid_forget();
 out_sysctl:
 	rds_ib_addr_notifiers(false);
 	rds_ib_sysctl_exit();
@@ -529,6 +612,7 @@ static void __exit rds_ib_exit(void)
 	/* Endpoints torn down on a down port may have parked their ids. */
 	rds_ib_cm_unpark_wait();
 	ib_unregister_client(&rds_ib_client);
+	rds_ib_guid_forget();
 	rds_ib_addr_notifiers(false);
 	destroy_workqueue(rds_ib_wq);
 	rds_ib_sysctl_exit();

@@ -305,6 +305,8 @@ void rds_ib_stats_sum(u64 *values);
  * @rid_events: port events of the device (ib.c, rds_ib_port_event())
  * @rid_unpark_work: destroys the parked cm_ids whose port is active, and
  *	rechecks while some wait
+ * @rid_iova_epoch: this instance's epoch (ib.c, rds_ib_guid_epoch()),
+ *	shifted into bits RDS_MR_IOVA_EPOCH_MASK of every MR's iova
  */
 struct rds_ib_parked_id;
 
@@ -332,6 +334,7 @@ struct rds_ib_device {
 	struct list_head	rid_parked;
 	struct ib_event_handler	rid_events;
 	struct delayed_work	rid_unpark_work;
+	u32			rid_iova_epoch;
 };
 
 struct rds_ib_device *rds_ib_device_get(struct ib_device *dev);

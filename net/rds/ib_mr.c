@@ -34,8 +34,9 @@
  * down is parked, kept allocated, instead of used, and adopted once the
  * index cooled down.  See "Keys never come back" in rds.rst.
  *
- * The MR chooses its iova: the page offset of the buffer, plus
- * RDS_MR_IOVA_USE_ONCE for use-once keys (see the RDMA design in
+ * The MR chooses its iova: the page offset of the buffer, plus the device
+ * instance's epoch (bits 21..30, ib.c) and RDS_MR_IOVA_USE_ONCE for
+ * use-once keys (see the RDMA design in
  * Documentation/networking/rds.rst).  Access is LOCAL_WRITE, REMOTE_READ,
  * REMOTE_WRITE, and REMOTE_ATOMIC whenever the device has atomics.
  *
@@ -1494,8 +1495,14 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 		ret = n < 0 ? n : -EINVAL;
 		goto out_put;
 	}
-	/* The MR starts at the buffer's page offset (cookie offset). */
+	/*
+	 * The MR starts at the buffer's page offset in this device
+	 * instance's epoch (the cookie offset; see ib.c).
+	 */
+	BUILD_BUG_ON(RDS_MAX_MSG_SIZE + 2 * PAGE_SIZE >
+		     1UL << RDS_MR_IOVA_EPOCH_SHIFT);
 	mr->m_ib->iova = (mr->m_ib->iova & ~PAGE_MASK) |
+			 (u64)rid->rid_iova_epoch << RDS_MR_IOVA_EPOCH_SHIFT |
 			 (use_once ? RDS_MR_IOVA_USE_ONCE : 0);
 	/*
 	 * New key for every registration, bumped right before the post; an

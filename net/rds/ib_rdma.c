@@ -652,9 +652,9 @@ void rds_ib_rdma_prep_send(struct rds_ib_ep *ep, struct rds_message *rm,
 	}
 	/*
 	 * Only a key its owner made use-once may be invalidated remotely:
-	 * our use-once MRs live at iova RDS_MR_IOVA_USE_ONCE | page offset
-	 * and are at most 1 MiB long, so every address inside one is in
-	 * [2^31, 2^32).  op_use_once alone may come from the application's
+	 * our use-once MRs live at iova RDS_MR_IOVA_USE_ONCE | epoch | page
+	 * offset and are at most 1 MiB long, so every address inside one is
+	 * in [2^31, 2^32).  op_use_once alone may come from the application's
 	 * flag on an ordinary key.  (With two use-once keys in a message,
 	 * the owner kills the other on receipt: each has its RDMA extension
 	 * header.)

@@ -15,9 +15,10 @@
  * the page offset of the buffer, last ending at its end) and handed to the
  * transport's ->get_mr(), which registers it at the iova we ask for:
  * RDS_MR_IOVA_USE_ONCE | page offset for use-once keys, the page offset for
- * the others (see Documentation/networking/rds.rst).  The cookie is
- * rkey | iova << 32, the in-tree format.  The MR goes into the socket's
- * rbtree, keyed by rkey.
+ * the others; the transport may add bits of its own in between
+ * (RDS_MR_IOVA_EPOCH_MASK; see Documentation/networking/rds.rst).  The
+ * cookie is rkey | iova << 32, the in-tree format.  The MR goes into the
+ * socket's rbtree, keyed by rkey.
  *
  * Asynchronous registration.  The socket options return only once the key
  * is valid: the application may hand the cookie out by any means.  For

@@ -671,10 +671,22 @@ struct rds_message {
 /*
  * RDMA cookies.  In-tree format: rkey | (u64)offset << 32, and an issuer
  * addresses cookie offset + remote_vec.addr.  Our MRs are registered at the
- * iova in the offset field; bit 31 of it marks our use-once keys (see
+ * iova in the offset field: the page offset of the buffer, a device
+ * instance's epoch, and bit 31 for our use-once keys (see
  * Documentation/networking/rds.rst, "How the issuer learns ...").
  */
 #define RDS_MR_IOVA_USE_ONCE	0x80000000U
+/*
+ * Bits 21..30 of the iova tell a device's instances apart (set by the
+ * transport: rds_rdma.ko's per-GUID device epoch, see "Keys never come
+ * back" in rds.rst).  An MR spans at most RDS_MAX_MSG_SIZE plus the
+ * unaligned page from its page offset, so its addresses stay below the
+ * next epoch and below bit 31.
+ */
+#define RDS_MR_IOVA_EPOCH_SHIFT	21
+#define RDS_MR_IOVA_EPOCH_BITS	10
+#define RDS_MR_IOVA_EPOCH_MASK	(((1U << RDS_MR_IOVA_EPOCH_BITS) - 1) << \
+				 RDS_MR_IOVA_EPOCH_SHIFT)
 
 /**
  * rds_msg_has_send - does a SEND follow @rm's RDMA and atomic ops?

@@ -26,6 +26,16 @@
  *           ended are adopted (ib_rdma_mr_adopted) and no rkey comes back
  *           within 256 registrations.  Defaults are loaded again after.
  *
+ *   readd   keys across a device re-add: node 0's rxe0 is deleted and
+ *           added again (a fresh instance: rxe numbers its MRs from the
+ *           start again), one use-once key C is made and used, the device
+ *           is re-added once more, and READDKEYS registrations follow on
+ *           the same buffer.  The first MR of each instance has the same
+ *           index and goes through all 256 key bytes, so one of them gets
+ *           C's rkey: its cookie must still differ from C (the instance's
+ *           epoch in the iova), and a WRITE with C at that moment gets
+ *           RDS_RDMA_REMOTE_ERROR with the buffer untouched.
+ *
  *   rdma_keyreuse serve ADDR PORT SECS    the peer side (node 1)
  */
 #include <limits.h>
@@ -39,6 +49,7 @@
 #define KEYS		3000
 #define WINKEYS		2000
 #define WINDOW		256
+#define READDKEYS	600
 #define KLEN		3000	/* one MR of the 8K pool */
 #define KOFF		100
 #define SEND_MS		20000
@@ -290,6 +301,120 @@ TEST_F_TIMEOUT(keys, unique, 900)
 	TH_LOG("ib_rdma_mr_retired %lld -> %lld", ret0, ret1);
 	EXPECT_LE(0, ret0);
 	EXPECT_LE(KEYS / 256 - 1, ret1 - ret0);
+}
+
+/*
+ * rdma link delete and add of node 0's rxe0, then wait (bounded) for the
+ * RoCE GID of our IPv4 address, which appears asynchronously.
+ */
+static int readd_device(void)
+{
+	const char *la = rds_local_str(AF_INET);
+	struct in_addr a;
+	char cmd[512];
+	uint8_t *b = (uint8_t *)&a;
+
+	if (inet_pton(AF_INET, la, &a) != 1)
+		return -1;
+	snprintf(cmd, sizeof(cmd),
+		 "d=$(rds-dataif %s) && timeout 90 rdsvm link-del rxe0 && "
+		 "rdsvm link-add rxe0 rxe \"$d\" && i=0 && "
+		 "while [ $i -lt 100 ] && ! grep -qs 'ffff:%02x%02x:%02x%02x' "
+		 "/sys/class/infiniband/rxe0/ports/1/gids/*; do "
+		 "sleep 0.1; i=$((i + 1)); done && [ $i -lt 100 ]",
+		 la, b[0], b[1], b[2], b[3]);
+	return system(cmd) ? -1 : 0;
+}
+
+static bool all_5a(const char *in)
+{
+	int i;
+
+	for (i = 0; i < KLEN && (uint8_t)in[i] == 0x5a; i++)
+		;
+	return i == KLEN;
+}
+
+/* A registration on our buffer, retried while the device comes back. */
+static int get_key_retry(FIXTURE_DATA(keys) *self, uint64_t *cookie)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (!rds_get_mr(self->fd, self->buf + KOFF, KLEN, cookie,
+				RDS_RDMA_USE_ONCE | RDS_RDMA_READWRITE))
+			return 0;
+		rds_msleep(100);
+	}
+	return -1;
+}
+
+TEST_F_TIMEOUT(keys, readd, 900)
+{
+	char *in = self->buf + KOFF;
+	uint64_t old, live;
+	struct kmsg q, rep;
+	int i, hits = 0;
+
+	if (!rds_have_peer())
+		SKIP(return, "no peer node");
+	if (rds_intree())
+		SKIP(return, "our rds_rdma only");
+	ASSERT_EQ(0, readd_device()) TH_LOG("first re-add of rxe0 failed");
+	ASSERT_EQ(0, start(_metadata, self, 600));
+	/* C: the first key of this instance, written once, dead. */
+	ASSERT_EQ(0, get_key_retry(self, &old)) TH_LOG("RDS_GET_MR: %s",
+						      strerror(errno));
+	q = (struct kmsg){ .op = P_KEY, .k = 0, .len = KLEN, .seed = 300 };
+	q.cookie = old;
+	ASSERT_EQ(sizeof(q), send_k(self->fd, &self->peer, &q));
+	ASSERT_EQ(0, wait_op(self->fd, P_DONE, 0, NULL, 60000));
+	ASSERT_TRUE(rds_check(in, KLEN, 300));
+
+	ASSERT_EQ(0, readd_device()) TH_LOG("second re-add of rxe0 failed");
+	for (i = 1; i <= READDKEYS; i++) {
+		q = (struct kmsg){ .op = P_KEY, .k = i, .len = KLEN,
+				   .seed = 300 + i };
+		memset(in, 0x5a, KLEN);
+		if (get_key_retry(self, &live)) {
+			TH_LOG("key %d: RDS_GET_MR: %s", i, strerror(errno));
+			break;
+		}
+		if ((uint32_t)live == (uint32_t)old) {
+			hits++;
+			TH_LOG("key %d has C's rkey %#x: cookie %#llx, C %#llx",
+			       i, (uint32_t)old, (unsigned long long)live,
+			       (unsigned long long)old);
+			EXPECT_NE(old, live);
+			rep = (struct kmsg){ .op = P_STALE, .k = 10000 + i,
+					     .len = KLEN, .seed = 7,
+					     .cookie = old };
+			ASSERT_EQ(sizeof(rep), send_k(self->fd, &self->peer,
+						      &rep));
+			ASSERT_EQ(0, wait_op(self->fd, P_REPORT, 10000 + i,
+					     &rep, 60000))
+				TH_LOG("no report of the stale WRITE");
+			EXPECT_EQ(RDS_RDMA_REMOTE_ERROR, rep.status)
+				TH_LOG("stale WRITE status %d", rep.status);
+			EXPECT_TRUE(all_5a(in))
+				TH_LOG("the WRITE with C landed");
+		}
+		q.cookie = live;
+		if (send_k(self->fd, &self->peer, &q) != sizeof(q) ||
+		    wait_op(self->fd, P_DONE, i, NULL, SEND_MS)) {
+			TH_LOG("key %d: no completing message", i);
+			break;
+		}
+		if (!rds_check(in, KLEN, 300 + i)) {
+			TH_LOG("key %d: the peer's WRITE did not land", i);
+			break;
+		}
+	}
+	EXPECT_EQ(READDKEYS + 1, i);
+	TH_LOG("%d of %d keys of the new instance had C's rkey", hits,
+	       READDKEYS);
+	/* rxe numbers MRs from the start again: the index of C comes back. */
+	EXPECT_LE(1, hits);
 }
 
 TEST_F_TIMEOUT(keys, window, 900)

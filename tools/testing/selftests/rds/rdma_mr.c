@@ -149,11 +149,11 @@ TEST_F(mr, register_and_free)
 	/* unaligned, ordinary key: the cookie offset is the page offset */
 	ASSERT_OK(rds_get_mr(self->fd, self->buf + 100, 5000, &c1,
 			     RDS_RDMA_READWRITE));
-	EXPECT_EQ(100, c1 >> 32);
+	EXPECT_EQ(100, rds_cookie_off(c1));
 	/* use-once: bit 31 marks it (rds.rst) */
 	ASSERT_OK(rds_get_mr(self->fd, self->buf + 8192 + 12, 64, &c2,
 			     RDS_RDMA_USE_ONCE | RDS_RDMA_INVALIDATE));
-	EXPECT_EQ(0x80000000ULL | 12, c2 >> 32);
+	EXPECT_EQ(0x80000000ULL | 12, rds_cookie_off(c2));
 	EXPECT_NE((uint32_t)c1, (uint32_t)c2);
 	/* GET_MR_FOR_DEST: dest_addr does not matter */
 	memset(&d, 0, sizeof(d));
@@ -162,7 +162,12 @@ TEST_F(mr, register_and_free)
 	d.cookie_addr = (uintptr_t)&c3;
 	ASSERT_OK(setsockopt(self->fd, SOL_RDS, RDS_GET_MR_FOR_DEST, &d,
 			     sizeof(d)));
-	EXPECT_EQ(0, c3 >> 32);
+	EXPECT_EQ(0, rds_cookie_off(c3));
+	/* one device: one epoch */
+	EXPECT_EQ((c1 >> 32) & RDS_COOKIE_EPOCH_MASK,
+		  (c2 >> 32) & RDS_COOKIE_EPOCH_MASK);
+	EXPECT_EQ((c1 >> 32) & RDS_COOKIE_EPOCH_MASK,
+		  (c3 >> 32) & RDS_COOKIE_EPOCH_MASK);
 	/* no cookie address: registered all the same */
 	ASSERT_OK(rds_get_mr(self->fd, self->buf, 4096, NULL, 0));
 

@@ -27,6 +27,18 @@
 #include "../../../rds/rds-common.h"
 
 /*
+ * Bits of a cookie's offset half (the MR's iova) that our rds_rdma sets to
+ * the device instance's epoch (rds.rst, "Keys never come back").
+ */
+#define RDS_COOKIE_EPOCH_MASK	0x7fe00000ULL
+
+/* The offset half of @cookie without the epoch bits. */
+static inline uint64_t rds_cookie_off(uint64_t cookie)
+{
+	return (cookie >> 32) & ~RDS_COOKIE_EPOCH_MASK;
+}
+
+/*
  * Wait at most ms for the next notification on fd; data messages that
  * come first are consumed and dropped.  Returns its status (and *token,
  * if token is set), -1 if none came in time.

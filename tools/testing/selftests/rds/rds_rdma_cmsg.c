@@ -150,7 +150,7 @@ TEST_F(rc, rdma_map)
 	}
 	EXPECT_EQ(16, r);
 	EXPECT_EQ(0x80000000ULL | ((uintptr_t)self->buf & 4095),
-		  self->word >> 32);
+		  rds_cookie_off(self->word));
 	ASSERT_EQ(16, rds_recvmsg_wait(self->b, &m, 0, RDS_WAIT_MS));
 	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
 		if (c->cmsg_level == SOL_RDS &&
