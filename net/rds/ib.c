@@ -27,8 +27,9 @@
  * instance therefore gets an epoch, kept per node GUID for the life of the
  * module (rds_ib_guid_epoch(): the previous instance's plus one, random for
  * a GUID not seen before), which ib_mr.c puts into bits 21..30 of every
- * MR's iova: a cookie of any of the last 1023 instances addresses no byte
- * of a new instance's MRs, whatever rkey they get.
+ * MR's iova: a cookie of any of the last 1023 instances of that GUID,
+ * used within the length of its MR, addresses no byte of a new
+ * instance's MRs, whatever rkey they get.
  *
  * Port events: the record listens for its device's events; PORT_ACTIVE
  * destroys the cm_ids that endpoints destroyed while the port was down
@@ -101,15 +102,19 @@ static unsigned int rds_ib_guid_nr;
  * rds_ib_guid_epoch - the iova epoch of a new instance of a device
  * @dev: the device being added
  *
+ * @spare: a record allocated beforehand, taken (set to NULL) when used
+ *
  * Caller holds rds_ib_devices_sem for writing.  A GUID seen before gets
  * its last epoch plus one (modulo 2^RDS_MR_IOVA_EPOCH_BITS), so the last
- * 1023 instances of a device never share an epoch; a new GUID (or one that
- * cannot be recorded) gets a random epoch, as do all devices after a
- * module reload.
+ * 1023 instances of a device never share an epoch (devices that share a
+ * GUID share that count); a new GUID (or one that cannot be recorded, or
+ * one forgotten after RDS_IB_GUID_EPOCHS others) gets a random epoch, as do
+ * all devices after a module reload.
  *
  * Return: the epoch, unshifted.
  */
-static u32 rds_ib_guid_epoch(struct ib_device *dev)
+static u32 rds_ib_guid_epoch(struct ib_device *dev,
+			     struct rds_ib_guid_rec **spare)
 {
 	const u32 mask = (1U << RDS_MR_IOVA_EPOCH_BITS) - 1;
 	struct rds_ib_guid_rec *gr;
@@ -128,9 +133,10 @@ static u32 rds_ib_guid_epoch(struct ib_device *dev)
 		list_del(&gr->gr_item);
 		rds_ib_guid_nr--;
 	} else {
-		gr = kmalloc(sizeof(*gr), GFP_KERNEL);
+		gr = *spare;
 		if (!gr)
 			return get_random_u32() & mask;
+		*spare = NULL;
 	}
 	gr->gr_guid = dev->node_guid;
 	gr->gr_epoch = get_random_u32() & mask;
@@ -139,16 +145,18 @@ static u32 rds_ib_guid_epoch(struct ib_device *dev)
 	return gr->gr_epoch;
 }
 
-/* Module unload: forget the GUIDs. */
+/* Module unload or failed load, the client unregistered: forget the GUIDs. */
 static void rds_ib_guid_forget(void)
 {
 	struct rds_ib_guid_rec *gr, *tmp;
 
+	down_write(&rds_ib_devices_sem);
 	list_for_each_entry_safe(gr, tmp, &rds_ib_guid_recs, gr_item) {
 		list_del(&gr->gr_item);
 		kfree(gr);
 	}
 	rds_ib_guid_nr = 0;
+	up_write(&rds_ib_devices_sem);
 }
 
 static void rds_ib_device_free(struct kref *ref)
@@ -201,6 +209,7 @@ static void rds_ib_port_event(struct ib_event_handler *handler,
 static int rds_ib_add_one(struct ib_device *dev)
 {
 	const struct ib_device_attr *attr = &dev->attrs;
+	struct rds_ib_guid_rec *spare;
 	struct rds_ib_device *rid;
 	int ret;
 
@@ -256,10 +265,12 @@ static int rds_ib_add_one(struct ib_device *dev)
 	INIT_IB_EVENT_HANDLER(&rid->rid_events, dev, rds_ib_port_event);
 	ib_register_event_handler(&rid->rid_events);
 
+	spare = kmalloc(sizeof(*spare), GFP_KERNEL);
 	down_write(&rds_ib_devices_sem);
-	rid->rid_iova_epoch = rds_ib_guid_epoch(dev);
+	rid->rid_iova_epoch = rds_ib_guid_epoch(dev, &spare);
 	list_add_tail(&rid->rid_item, &rds_ib_devices);
 	up_write(&rds_ib_devices_sem);
+	kfree(spare);
 	atomic_inc(&rds_ib_dev_gen);
 	ib_set_client_data(dev, &rds_ib_client, rid);
 
@@ -592,8 +603,8 @@ out_trans:
 	rds_trans_unregister(&rds_ib_transport);
 out_client:
 	ib_unregister_client(&rds_ib_client);
-	rds_ib_guid_forget();
 out_sysctl:
+	rds_ib_guid_forget();
 	rds_ib_addr_notifiers(false);
 	rds_ib_sysctl_exit();
 out_wq:

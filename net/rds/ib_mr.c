@@ -98,6 +98,7 @@
  * verbs MR and their DMA mapping (the device is going, the HCA no longer
  * touches the pages) and are freed when released.
  */
+#include <linux/bitfield.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -1499,10 +1500,9 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 	 * The MR starts at the buffer's page offset in this device
 	 * instance's epoch (the cookie offset; see ib.c).
 	 */
-	BUILD_BUG_ON(RDS_MAX_MSG_SIZE + 2 * PAGE_SIZE >
-		     1UL << RDS_MR_IOVA_EPOCH_SHIFT);
 	mr->m_ib->iova = (mr->m_ib->iova & ~PAGE_MASK) |
-			 (u64)rid->rid_iova_epoch << RDS_MR_IOVA_EPOCH_SHIFT |
+			 FIELD_PREP(RDS_MR_IOVA_EPOCH_MASK,
+				    rid->rid_iova_epoch) |
 			 (use_once ? RDS_MR_IOVA_USE_ONCE : 0);
 	/*
 	 * New key for every registration, bumped right before the post; an

@@ -374,7 +374,10 @@ static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
 	trace_rds_mr_register(mr, ret);
 	if (ret)
 		goto out_free;
-	if (WARN_ON_ONCE(mr->r_iova > U32_MAX)) {
+	/* The transport may only set bits of the epoch (rds.h). */
+	if (WARN_ON_ONCE((mr->r_iova & ~(u64)RDS_MR_IOVA_EPOCH_MASK) !=
+			 (offset |
+			  (mr->r_use_once ? RDS_MR_IOVA_USE_ONCE : 0)))) {
 		ret = -EINVAL;
 		goto out_release;
 	}

@@ -687,6 +687,9 @@ struct rds_message {
 #define RDS_MR_IOVA_EPOCH_BITS	10
 #define RDS_MR_IOVA_EPOCH_MASK	(((1U << RDS_MR_IOVA_EPOCH_BITS) - 1) << \
 				 RDS_MR_IOVA_EPOCH_SHIFT)
+static_assert(!(RDS_MR_IOVA_EPOCH_MASK & RDS_MR_IOVA_USE_ONCE));
+static_assert(RDS_MAX_MSG_SIZE + 2 * PAGE_SIZE <=
+	      1UL << RDS_MR_IOVA_EPOCH_SHIFT);
 
 /**
  * rds_msg_has_send - does a SEND follow @rm's RDMA and atomic ops?
@@ -740,7 +743,8 @@ static inline u32 rds_rdma_cookie_offset(u64 cookie)
  * @r_key: the rkey; set by the transport in ->get_mr()
  * @r_iova: in: the iova rds.ko wants (RDS_MR_IOVA_USE_ONCE if use-once |
  *	page offset of the buffer); the transport registers the MR at it, or
- *	stores the iova it used instead (< 2^32); the cookie's offset
+ *	at it with bits of RDS_MR_IOVA_EPOCH_MASK set and stores that (no
+ *	other bit may differ); the cookie's offset
  * @r_use_once: RDS_RDMA_USE_ONCE: dies when the peer's completing message
  *	arrives (->unuse_mr())
  * @r_invalidate: RDS_RDMA_INVALIDATE: invalidate now when freed

@@ -28,7 +28,8 @@
 
 /*
  * Bits of a cookie's offset half (the MR's iova) that our rds_rdma sets to
- * the device instance's epoch (rds.rst, "Keys never come back").
+ * the device instance's epoch (rds.rst, "Keys never come back"); the
+ * module's RDS_MR_IOVA_EPOCH_MASK (net/rds/rds.h).
  */
 #define RDS_COOKIE_EPOCH_MASK	0x7fe00000ULL
 

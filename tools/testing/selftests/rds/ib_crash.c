@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ib_crash.c - the peer node crashes and boots again under RDMA traffic
+ * (issue 10, item 3).
+ *
+ *   ib_crash serve ADDR PORT SECS    node 1: OP_KEY gets a fresh key
+ *                                    (RDS_GET_MR, read-write, not
+ *                                    use-once) on a 64 KiB buffer filled
+ *                                    with rds_fill(seed); OP_MSG is echoed
+ *   ib_crash [test]                  node 0
+ *
+ * crash.peer: node 0 keeps DEPTH RDMA WRITEs and READs against node 1's
+ * key in flight, each with RDS_RDMA_NOTIFY_ME and its own token; after
+ * OK_BEFORE of them succeeded node 1 is crash-rebooted (sysrq b: no
+ * shutdown, no DREQ; its memory, HCA state and keys are gone).  Then:
+ *  - every op node 0 sent is notified exactly once, within NOTE_MS of the
+ *    crash: SUCCESS for those done before it, an error status for the
+ *    rest (the QP's retries run out, or the op meets the rebooted peer);
+ *    none is left hanging;
+ *  - node 1 came back (its boot id changed) and node 0 reconnects to it:
+ *    a new key is handed over within RECONNECT_MS of the node being
+ *    reachable again, READ from it with the new instance's content, and a
+ *    WRITE then READ round trip of that key returns what was written;
+ *  - NMSG messages echoed both ways, each once and in order.
+ */
+#include "rds_test.h"
+
+#define SELF		"/tests/ib_crash"
+#define PORT_PEER	18760
+#define PORT_SELF	18761
+#define BUFLEN		65536
+#define RLEN		16384
+#define DEPTH		8
+#define OK_BEFORE	40
+#define MAXOPS		4000
+#define NMSG		1000
+#define WINDOW		32
+#define SEND_MS		20000
+#define NOTE_MS		240000
+#define BOOT_S		300
+#define RECONNECT_MS	90000
+
+enum { OP_KEY = 1, OP_KEYREP = 2, OP_MSG = 3, OP_ECHO = 4, OP_QUIT = 9 };
+
+struct cmsg_q {
+	uint32_t magic, op, seq, seed;
+	uint64_t cookie;
+};
+
+#define MAGIC	0x52444358u	/* "RDCX" */
+
+/* Node 1. */
+static int serve(const char *addr, int port, int secs)
+{
+	static char buf[BUFLEN] __attribute__((aligned(4096)));
+	struct sockaddr_storage me;
+	uint64_t key = 0;
+	int fd;
+
+	alarm(secs + 30);
+	fd = rds_socket();
+	if (fd < 0 || !rds_mkaddr(AF_INET, addr, port, &me) ||
+	    bind(fd, (struct sockaddr *)&me, rds_sslen(&me)))
+		return 1;
+	rds_big_sndbuf(fd, 4 << 20);
+	for (;;) {
+		struct cmsg_q q, r;
+		struct rds_rx rx;
+		ssize_t n = rds_recv_rx(fd, &q, sizeof(q), &rx, secs * 1000);
+
+		if (n < 0)
+			return 0;
+		if (n != sizeof(q) || rx.is_note || q.magic != MAGIC)
+			continue;
+		r = (struct cmsg_q){ .magic = MAGIC, .seq = q.seq };
+		switch (q.op) {
+		case OP_QUIT:
+			return 0;
+		case OP_KEY:
+			if (key)
+				rds_free_mr(fd, key, 0);
+			key = 0;
+			rds_fill(buf, BUFLEN, q.seed);
+			if (rds_get_mr(fd, buf, BUFLEN, &key, RDS_RDMA_READWRITE))
+				key = 0;
+			r.op = OP_KEYREP;
+			r.cookie = key;
+			break;
+		case OP_MSG:
+			r.op = OP_ECHO;
+			break;
+		default:
+			continue;
+		}
+		rds_send_cmsg(fd, &rx.from, &r, sizeof(r), 0, NULL, 0, SEND_MS);
+	}
+}
+
+FIXTURE(crash)
+{
+	int fd;
+	struct sockaddr_storage peer;
+	char *local;
+	uint8_t *st;	/* per token: 0 none, else 1 + status */
+};
+
+FIXTURE_SETUP(crash)
+{
+	self->fd = -1;
+	self->local = aligned_alloc(4096, 2 * RLEN);
+	self->st = calloc(MAXOPS + 1, 1);
+	ASSERT_NE(NULL, self->local);
+	ASSERT_NE(NULL, self->st);
+	rds_mkaddr(AF_INET, rds_peer_str(AF_INET), PORT_PEER, &self->peer);
+}
+
+FIXTURE_TEARDOWN(crash)
+{
+	struct cmsg_q q = { .magic = MAGIC, .op = OP_QUIT };
+
+	if (self->fd >= 0) {
+		rds_send_cmsg(self->fd, &self->peer, &q, sizeof(q), 0, NULL, 0,
+			      0);
+		close(self->fd);
+	}
+	free(self->local);
+	free(self->st);
+}
+
+static int start_server(void)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd),
+		 "rds-peer 1 '%s serve %s %d 600 >/tmp/ib_crash.log 2>&1 &'",
+		 SELF, rds_peer_str(AF_INET), PORT_PEER);
+	if (system(cmd))
+		return -1;
+	rds_msleep(1000);
+	return 0;
+}
+
+static int boot_id(char *out, size_t len)
+{
+	return rds_run_cmd("rds-peer -t 30 1 cat /proc/sys/kernel/random/boot_id",
+			   out, len);
+}
+
+/*
+ * Ask node 1 for a key on a buffer filled with @seed, retrying for @ms
+ * (the connection may have to be made first).  Returns the cookie or 0.
+ */
+static uint64_t get_key(FIXTURE_DATA(crash) *self, uint32_t seed, int ms)
+{
+	struct timespec t0;
+	uint32_t seq = seed << 8;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (rds_ms_since(&t0) < ms) {
+		struct cmsg_q q = { .magic = MAGIC, .op = OP_KEY,
+				    .seq = ++seq, .seed = seed };
+		struct timespec t1;
+		struct rds_rx rx;
+
+		if (rds_send_cmsg(self->fd, &self->peer, &q, sizeof(q), 0,
+				  NULL, 0, 2000) < 0) {
+			rds_msleep(500);
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		while (rds_ms_since(&t1) < 3000) {
+			struct cmsg_q r;
+			ssize_t n = rds_recv_rx(self->fd, &r, sizeof(r), &rx,
+						1000);
+
+			if (n == sizeof(r) && !rx.is_note && r.magic == MAGIC &&
+			    r.op == OP_KEYREP && r.seq == seq)
+				return r.cookie;
+		}
+	}
+	return 0;
+}
+
+/* Record a notification; returns false for an unknown or repeated token. */
+static bool note(FIXTURE_DATA(crash) *self, const struct rds_rx *rx,
+		 int posted)
+{
+	uint64_t t = rx->note.user_token;
+
+	if (t < 1 || t > (uint64_t)posted || self->st[t])
+		return false;
+	self->st[t] = 1 + (uint8_t)rx->note.status;
+	return true;
+}
+
+/* NMSG messages to node 1, echoed back in order; returns how many came. */
+static uint32_t echo_msgs(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(crash) *self)
+{
+	uint32_t sent = 0, got = 0;
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (got < NMSG && rds_ms_since(&t0) < 120000) {
+		struct cmsg_q q = { .magic = MAGIC, .op = OP_MSG };
+		struct rds_rx rx;
+
+		if (sent < NMSG && sent - got < WINDOW) {
+			q.seq = ++sent;
+			if (rds_send_cmsg(self->fd, &self->peer, &q, sizeof(q),
+					  0, NULL, 0, SEND_MS) < 0)
+				break;
+			continue;
+		}
+		if (rds_recv_rx(self->fd, &q, sizeof(q), &rx, 1000) !=
+		    sizeof(q) || rx.is_note || q.op != OP_ECHO)
+			continue;
+		if (q.seq != got + 1) {
+			TH_LOG("echo %u after %u", q.seq, got);
+			break;
+		}
+		got++;
+	}
+	return got;
+}
+
+TEST_F_TIMEOUT(crash, peer, 1200)
+{
+	char id0[64] = "", id1[64] = "";
+	int posted = 0, notes = 0, ok = 0, bad = 0, i, hist[8] = { 0 };
+	struct timespec tc, t0;
+	long last_ms = 0;
+	bool crashed = false;
+	uint64_t key;
+
+	if (!rds_have_peer())
+		SKIP(return, "no peer node");
+	ASSERT_EQ(0, boot_id(id0, sizeof(id0)));
+	ASSERT_EQ(0, start_server());
+	self->fd = rds_bound_socket(AF_INET, PORT_SELF, NULL);
+	ASSERT_LE(0, self->fd);
+	rds_big_sndbuf(self->fd, 4 << 20);
+	key = get_key(self, 11, 30000);
+	ASSERT_NE(0, key) TH_LOG("no key from node 1");
+
+	/* DEPTH ops in flight; node 1 crashes once OK_BEFORE succeeded. */
+	clock_gettime(CLOCK_MONOTONIC, &tc);
+	while (notes < posted || !crashed) {
+		struct rds_rx rx;
+		char tmp[64];
+
+		if (!crashed && ok >= OK_BEFORE) {
+			ASSERT_EQ(0, system("rds-reboot 1 &"));
+			crashed = true;
+			clock_gettime(CLOCK_MONOTONIC, &tc);
+			TH_LOG("node 1 crashed after %d ops (%d notified)",
+			       posted, notes);
+		}
+		if (!crashed && posted - notes < DEPTH && posted < MAXOPS) {
+			bool write = posted % 4 != 3;
+			uint64_t fl = RDS_RDMA_NOTIFY_ME |
+				      (write ? RDS_RDMA_READWRITE : 0);
+
+			rds_fill(self->local, RLEN, posted);
+			if (rds_send_rdma(self->fd, &self->peer, NULL, 0, key,
+					  (posted % 4) * RLEN, self->local,
+					  RLEN, fl, posted + 1, SEND_MS) < 0) {
+				TH_LOG("op %d: sendmsg: %s", posted + 1,
+				       strerror(errno));
+				bad++;
+				break;
+			}
+			posted++;
+			continue;
+		}
+		if (!crashed && posted >= MAXOPS) {
+			TH_LOG("%d ops, only %d succeeded", posted, ok);
+			bad++;
+			break;
+		}
+		if (crashed && rds_ms_since(&tc) > NOTE_MS)
+			break;
+		if (rds_recv_rx(self->fd, tmp, sizeof(tmp), &rx, 1000) < 0 ||
+		    !rx.is_note)
+			continue;
+		if (!note(self, &rx, posted)) {
+			TH_LOG("unexpected notification: token %llu status %d",
+			       (unsigned long long)rx.note.user_token,
+			       rx.note.status);
+			bad++;
+			continue;
+		}
+		notes++;
+		if (rx.note.status == RDS_RDMA_SUCCESS)
+			ok++;
+		if (crashed)
+			last_ms = rds_ms_since(&tc);
+	}
+	for (i = 1; i <= posted; i++)
+		if (self->st[i])
+			hist[(self->st[i] - 1) & 7]++;
+	TH_LOG("%d ops, %d notified (last %ld ms after the crash): success %d, remote_error %d, canceled %d, dropped %d, other_error %d",
+	       posted, notes, last_ms, hist[RDS_RDMA_SUCCESS],
+	       hist[RDS_RDMA_REMOTE_ERROR], hist[RDS_RDMA_CANCELED],
+	       hist[RDS_RDMA_DROPPED], hist[RDS_RDMA_OTHER_ERROR]);
+	EXPECT_EQ(0, bad);
+	EXPECT_TRUE(crashed);
+	EXPECT_EQ(posted, notes) TH_LOG("ops never notified");
+	EXPECT_LE(OK_BEFORE, hist[RDS_RDMA_SUCCESS]);
+
+	/* Node 1 is back: a new boot, and node 0 reconnects. */
+	ASSERT_EQ(0, system("rds-peer -t 300 1 true"))
+		TH_LOG("node 1 did not come back");
+	ASSERT_EQ(0, boot_id(id1, sizeof(id1)));
+	EXPECT_STRNE(id0, id1) TH_LOG("node 1 did not reboot");
+	ASSERT_EQ(0, start_server());
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	key = get_key(self, 22, RECONNECT_MS);
+	TH_LOG("new key from node 1 after %ld ms", rds_ms_since(&t0));
+	ASSERT_NE(0, key) TH_LOG("no key from the rebooted node");
+	EXPECT_EQ(RDS_RDMA_SUCCESS,
+		  rds_do_rdma(self->fd, &self->peer, NULL, 0, key, self->local,
+			      RLEN, false, 9001, SEND_MS));
+	EXPECT_TRUE(rds_check(self->local, RLEN, 22));
+	rds_fill(self->local, RLEN, 33);
+	EXPECT_EQ(RDS_RDMA_SUCCESS,
+		  rds_do_rdma(self->fd, &self->peer, NULL, 0, key, self->local,
+			      RLEN, true, 9002, SEND_MS));
+	memset(self->local + RLEN, 0, RLEN);
+	EXPECT_EQ(RDS_RDMA_SUCCESS,
+		  rds_do_rdma(self->fd, &self->peer, NULL, 0, key,
+			      self->local + RLEN, RLEN, false, 9003, SEND_MS));
+	EXPECT_TRUE(rds_check(self->local + RLEN, RLEN, 33));
+
+	/* Messages both ways, each once and in order. */
+	EXPECT_EQ(NMSG, echo_msgs(_metadata, self));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && !strcmp(argv[1], "serve"))
+		return serve(argv[2], atoi(argv[3]), atoi(argv[4]));
+	rds_test_prepare();
+	return test_harness_run(argc, argv);
+}
