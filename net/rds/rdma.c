@@ -196,6 +196,18 @@ static struct rds_mr *rds_mr_tree_walk(struct rb_root *root, u32 key,
 	return NULL;
 }
 
+/*
+ * Unlink @mr, which is in the socket's tree, from it; the tree's reference
+ * passes to the caller.  Caller holds rs_rdma_lock.
+ */
+static void rds_mr_unlink(struct rds_sock *rs, struct rds_mr *mr)
+{
+	lockdep_assert_held(&rs->rs_rdma_lock);
+	rb_erase(&mr->r_node, &rs->rs_mr_tree);
+	RB_CLEAR_NODE(&mr->r_node);
+	clear_bit(RDS_MR_IN_TREE, &mr->r_state);
+}
+
 /* Take the MR of @key off the socket; the tree's reference passes over. */
 static struct rds_mr *rds_mr_take(struct rds_sock *rs, u32 key)
 {
@@ -204,11 +216,8 @@ static struct rds_mr *rds_mr_take(struct rds_sock *rs, u32 key)
 
 	spin_lock_irqsave(&rs->rs_rdma_lock, flags);
 	mr = rds_mr_tree_walk(&rs->rs_mr_tree, key, NULL);
-	if (mr) {
-		rb_erase(&mr->r_node, &rs->rs_mr_tree);
-		RB_CLEAR_NODE(&mr->r_node);
-		clear_bit(RDS_MR_IN_TREE, &mr->r_state);
-	}
+	if (mr)
+		rds_mr_unlink(rs, mr);
 	spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
 	return mr;
 }
@@ -224,11 +233,9 @@ static bool rds_mr_unpublish(struct rds_sock *rs, struct rds_mr *mr)
 	bool owned;
 
 	spin_lock_irqsave(&rs->rs_rdma_lock, flags);
-	owned = test_and_clear_bit(RDS_MR_IN_TREE, &mr->r_state);
-	if (owned) {
-		rb_erase(&mr->r_node, &rs->rs_mr_tree);
-		RB_CLEAR_NODE(&mr->r_node);
-	}
+	owned = test_bit(RDS_MR_IN_TREE, &mr->r_state);
+	if (owned)
+		rds_mr_unlink(rs, mr);
 	spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
 	return owned;
 }
@@ -1534,11 +1541,8 @@ void rds_rdma_unuse_inc(struct rds_sock *rs, struct rds_incoming *inc,
 	mr = rds_mr_tree_walk(&rs->rs_mr_tree, r_key, NULL);
 	if (mr) {
 		rds_mr_get(mr);
-		if (mr->r_use_once) {
-			rb_erase(&mr->r_node, &rs->rs_mr_tree);
-			RB_CLEAR_NODE(&mr->r_node);
-			clear_bit(RDS_MR_IN_TREE, &mr->r_state);
-		}
+		if (mr->r_use_once)
+			rds_mr_unlink(rs, mr);
 	}
 	spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
 	if (!mr)
@@ -1607,9 +1611,7 @@ void rds_rdma_drop_keys(struct rds_sock *rs)
 		mr = NULL;
 		if (node) {
 			mr = rb_entry(node, struct rds_mr, r_node);
-			rb_erase(node, &rs->rs_mr_tree);
-			RB_CLEAR_NODE(node);
-			clear_bit(RDS_MR_IN_TREE, &mr->r_state);
+			rds_mr_unlink(rs, mr);
 		}
 		spin_unlock_irqrestore(&rs->rs_rdma_lock, flags);
 		if (!mr)
