@@ -12,7 +12,9 @@
  * crash.peer: node 0 keeps DEPTH RDMA WRITEs and READs against node 1's
  * key in flight, each with RDS_RDMA_NOTIFY_ME and its own token; after
  * OK_BEFORE of them succeeded node 1 is crash-rebooted (sysrq b: no
- * shutdown, no DREQ; its memory, HCA state and keys are gone).  Then:
+ * shutdown, no DREQ; its memory, HCA state and keys are gone), and node 0
+ * keeps posting until the crash shows (an op fails or none completes for
+ * STALL_MS), so that some ops are in flight when it hits.  Then:
  *  - every op node 0 sent is notified exactly once, within NOTE_MS of the
  *    crash: SUCCESS for those done before it, an error status for the
  *    rest (the QP's retries run out, or the op meets the rebooted peer);
@@ -37,6 +39,8 @@
 #define WINDOW		32
 #define SEND_MS		20000
 #define NOTE_MS		240000
+#define STALL_MS	2000	/* no op completes: the peer is gone */
+#define POST_MS		60000
 #define BOOT_S		300
 #define RECONNECT_MS	90000
 
@@ -228,9 +232,10 @@ TEST_F_TIMEOUT(crash, peer, 1200)
 {
 	char id0[64] = "", id1[64] = "";
 	int posted = 0, notes = 0, ok = 0, bad = 0, i, hist[8] = { 0 };
-	struct timespec tc, t0;
+	struct timespec tc, tn, t0;
 	long last_ms = 0;
-	bool crashed = false;
+	bool crashed = false, posting = true;
+	int failed = 0;
 	uint64_t key;
 
 	if (!rds_have_peer())
@@ -243,9 +248,14 @@ TEST_F_TIMEOUT(crash, peer, 1200)
 	key = get_key(self, 11, 30000);
 	ASSERT_NE(0, key) TH_LOG("no key from node 1");
 
-	/* DEPTH ops in flight; node 1 crashes once OK_BEFORE succeeded. */
+	/*
+	 * DEPTH ops in flight; node 1 is crashed once OK_BEFORE succeeded,
+	 * and the ops go on until the crash shows (an op fails, or none
+	 * completes for STALL_MS), so that some are in flight when it hits.
+	 */
 	clock_gettime(CLOCK_MONOTONIC, &tc);
-	while (notes < posted || !crashed) {
+	clock_gettime(CLOCK_MONOTONIC, &tn);
+	while (posting || notes < posted) {
 		struct rds_rx rx;
 		char tmp[64];
 
@@ -253,10 +263,17 @@ TEST_F_TIMEOUT(crash, peer, 1200)
 			ASSERT_EQ(0, system("rds-reboot 1 &"));
 			crashed = true;
 			clock_gettime(CLOCK_MONOTONIC, &tc);
-			TH_LOG("node 1 crashed after %d ops (%d notified)",
+			TH_LOG("node 1 crash triggered after %d ops (%d notified)",
 			       posted, notes);
 		}
-		if (!crashed && posted - notes < DEPTH && posted < MAXOPS) {
+		if (posting && crashed &&
+		    (failed || rds_ms_since(&tn) > STALL_MS ||
+		     rds_ms_since(&tc) > POST_MS)) {
+			posting = false;
+			TH_LOG("posting stopped %ld ms after the trigger: %d ops, %d notified, %d failed",
+			       rds_ms_since(&tc), posted, notes, failed);
+		}
+		if (posting && posted - notes < DEPTH && posted < MAXOPS) {
 			bool write = posted % 4 != 3;
 			uint64_t fl = RDS_RDMA_NOTIFY_ME |
 				      (write ? RDS_RDMA_READWRITE : 0);
@@ -273,14 +290,15 @@ TEST_F_TIMEOUT(crash, peer, 1200)
 			posted++;
 			continue;
 		}
-		if (!crashed && posted >= MAXOPS) {
-			TH_LOG("%d ops, only %d succeeded", posted, ok);
+		if (posting && posted >= MAXOPS) {
+			TH_LOG("%d ops, %d succeeded, crash not seen", posted,
+			       ok);
 			bad++;
 			break;
 		}
 		if (crashed && rds_ms_since(&tc) > NOTE_MS)
 			break;
-		if (rds_recv_rx(self->fd, tmp, sizeof(tmp), &rx, 1000) < 0 ||
+		if (rds_recv_rx(self->fd, tmp, sizeof(tmp), &rx, 200) < 0 ||
 		    !rx.is_note)
 			continue;
 		if (!note(self, &rx, posted)) {
@@ -291,8 +309,11 @@ TEST_F_TIMEOUT(crash, peer, 1200)
 			continue;
 		}
 		notes++;
+		clock_gettime(CLOCK_MONOTONIC, &tn);
 		if (rx.note.status == RDS_RDMA_SUCCESS)
 			ok++;
+		else
+			failed++;
 		if (crashed)
 			last_ms = rds_ms_since(&tc);
 	}
@@ -307,6 +328,8 @@ TEST_F_TIMEOUT(crash, peer, 1200)
 	EXPECT_TRUE(crashed);
 	EXPECT_EQ(posted, notes) TH_LOG("ops never notified");
 	EXPECT_LE(OK_BEFORE, hist[RDS_RDMA_SUCCESS]);
+	/* some ops met the crash */
+	EXPECT_LE(1, posted - hist[RDS_RDMA_SUCCESS]);
 
 	/* Node 1 is back: a new boot, and node 0 reconnects. */
 	ASSERT_EQ(0, system("rds-peer -t 300 1 true"))
