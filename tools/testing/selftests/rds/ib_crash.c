@@ -25,6 +25,7 @@
  *    WRITE then READ round trip of that key returns what was written;
  *  - NMSG messages echoed both ways, each once and in order.
  */
+#include <fcntl.h>
 #include "rds_test.h"
 
 #define SELF		"/tests/ib_crash"
@@ -244,6 +245,12 @@ TEST_F_TIMEOUT(crash, peer, 1200)
 	ASSERT_EQ(0, start_server());
 	self->fd = rds_bound_socket(AF_INET, PORT_SELF, NULL);
 	ASSERT_LE(0, self->fd);
+	/*
+	 * rds-reboot runs in the background and may outlive us (its call to
+	 * the crashed node times out): it must not inherit the socket, or
+	 * the socket, and with it rds_rdma, stays busy after we exit.
+	 */
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFD, FD_CLOEXEC));
 	rds_big_sndbuf(self->fd, 4 << 20);
 	key = get_key(self, 11, 30000);
 	ASSERT_NE(0, key) TH_LOG("no key from node 1");
