@@ -101,7 +101,6 @@ static unsigned int rds_ib_guid_nr;
 /**
  * rds_ib_guid_epoch - the iova epoch of a new instance of a device
  * @dev: the device being added
- *
  * @spare: a record allocated beforehand, taken (set to NULL) when used
  *
  * Caller holds rds_ib_devices_sem for writing.  A GUID seen before gets

@@ -304,6 +304,7 @@ static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
 	struct mmpin mmp = {};
 	struct rds_mr *mr, *found;
 	unsigned int offset, i;
+	u64 low;
 	unsigned long flags;
 	u64 npages, cookie;
 	int ret;
@@ -381,10 +382,16 @@ static int rds_rdma_map(struct rds_sock *rs, const struct rds_get_mr_args *args,
 	trace_rds_mr_register(mr, ret);
 	if (ret)
 		goto out_free;
-	/* The transport may only set bits of the epoch (rds.h). */
-	if (WARN_ON_ONCE((mr->r_iova & ~(u64)RDS_MR_IOVA_EPOCH_MASK) !=
-			 (offset |
-			  (mr->r_use_once ? RDS_MR_IOVA_USE_ONCE : 0)))) {
+	/*
+	 * What the cookie needs (rds.h): 32 bits, bit 31 as asked, an
+	 * offset within a page besides the epoch.  The page offset may be
+	 * the DMA address's rather than the CPU's (a bounce buffer).
+	 */
+	low = mr->r_iova & ~(u64)(RDS_MR_IOVA_EPOCH_MASK |
+				  RDS_MR_IOVA_USE_ONCE);
+	if (WARN_ON_ONCE(mr->r_iova > U32_MAX || low >= PAGE_SIZE ||
+			 !!(mr->r_iova & RDS_MR_IOVA_USE_ONCE) !=
+			 mr->r_use_once)) {
 		ret = -EINVAL;
 		goto out_release;
 	}

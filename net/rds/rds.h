@@ -743,8 +743,9 @@ static inline u32 rds_rdma_cookie_offset(u64 cookie)
  * @r_key: the rkey; set by the transport in ->get_mr()
  * @r_iova: in: the iova rds.ko wants (RDS_MR_IOVA_USE_ONCE if use-once |
  *	page offset of the buffer); the transport registers the MR at it, or
- *	at it with bits of RDS_MR_IOVA_EPOCH_MASK set and stores that (no
- *	other bit may differ); the cookie's offset
+ *	at another and stores that: bit 31 as asked, bits of
+ *	RDS_MR_IOVA_EPOCH_MASK, and otherwise an offset within a page (that
+ *	of the DMA address); the cookie's offset
  * @r_use_once: RDS_RDMA_USE_ONCE: dies when the peer's completing message
  *	arrives (->unuse_mr())
  * @r_invalidate: RDS_RDMA_INVALIDATE: invalidate now when freed

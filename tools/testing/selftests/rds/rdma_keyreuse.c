@@ -123,10 +123,11 @@ static int serve(const char *addr, int port, int secs)
 		if (q.op == P_STALE)
 			fl |= RDS_RDMA_NOTIFY_ME;
 		if (rds_send_rdma(fd, &rx.from, &d, sizeof(d), q.cookie, 0,
-				  local, q.len, fl, q.k, SEND_MS) < 0 ||
-		    q.op != P_STALE)
+				  local, q.len, fl, q.k, SEND_MS) < 0)
+			st = -1;
+		if (q.op != P_STALE)
 			continue;
-		for (;;) {
+		while (st != -1) {
 			struct kmsg m;
 			struct rds_rx r2;
 			ssize_t n = rds_recv_rx(fd, &m, sizeof(m), &r2,
@@ -134,11 +135,11 @@ static int serve(const char *addr, int port, int secs)
 
 			if (n < 0)
 				break;
-			if (r2.is_note) {
+			if (r2.is_note && r2.note.user_token == q.k) {
 				st = r2.note.status;
 				break;
 			}
-			if (n == sizeof(m) && !have) {
+			if (n == sizeof(m) && !r2.is_note && !have) {
 				pend = m;
 				prx = r2;
 				have = true;
