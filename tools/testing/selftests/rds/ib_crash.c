@@ -60,14 +60,12 @@ static int late_notes;
 static int serve(const char *addr, int port, int secs)
 {
 	static char buf[BUFLEN] __attribute__((aligned(4096)));
-	struct sockaddr_storage me;
 	uint64_t key = 0;
 	int fd;
 
 	alarm(secs + 30);
-	fd = rds_socket();
-	if (fd < 0 || !rds_mkaddr(AF_INET, addr, port, &me) ||
-	    bind(fd, (struct sockaddr *)&me, rds_sslen(&me)))
+	fd = rds_bound_socket_at(AF_INET, addr, port, NULL);
+	if (fd < 0)
 		return 1;
 	rds_big_sndbuf(fd, 4 << 20);
 	for (;;) {
