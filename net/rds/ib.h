@@ -39,6 +39,7 @@
 #include <linux/wait.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
+#include <rdma/rw.h>
 
 #include "rds.h"
 
@@ -244,6 +245,7 @@ struct rds_ib_statistics {
 	u64	s_ib_rdma_wrs;
 	u64	s_ib_rdma_completions;
 	u64	s_ib_rdma_send_inv;
+	u64	s_ib_rdma_unpostable;
 	u64	s_ib_atomic_wrs;
 	u64	s_ib_atomic_completions;
 	u64	s_ib_atomic_emulated_retries;
@@ -584,6 +586,15 @@ extern unsigned int rds_ib_ring_seq_start;
  * and atomics: at least this many (e_rdma_sq may be more).
  */
 #define RDS_IB_RDMA_SQ			256
+
+/*
+ * MRs in a connection QP's pool for the RDMA core (rdma_rw_ctx), on
+ * devices that need them for RDMA READ sinks (iWARP) or prefer them for
+ * many SGEs; unused elsewhere.  Three cover the largest op, contiguous,
+ * at 256 pages per MR; a READ holds its path, so this leaves room for
+ * silent ones and WRITEs under ib_core.force_mr.
+ */
+#define RDS_IB_RW_MRS			16
 
 /**
  * struct rds_ib_connection - transport state of one connection path

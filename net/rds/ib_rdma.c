@@ -7,10 +7,18 @@
  * ===================
  *
  * rds.ko calls ->xmit_rdma() for a message that carries an RDMA op, before
- * its ->xmit().  We DMA-map the local pages and post the RDMA READ or
- * WRITE work requests (as many as the QP's SGE limit needs, max_sge_rd for
- * READs, the remote address advancing) on the connection's QP, so the
- * SEND that ->xmit() posts afterwards follows them on the same send queue:
+ * its ->xmit().  The RDMA core's R/W API (rdma_rw_ctx, as nvmet and
+ * xprtrdma's server use it) DMA-maps the local pages and builds the work
+ * requests: RDMA READs or WRITEs with as many SGEs each as the QP takes
+ * (max_sge_rd for READs), or, where the device needs it, through MRs from
+ * the QP's pool (an iWARP READ sink must be an MR with remote write
+ * access: REG_MR, then RDMA_READ_WITH_INV; also on any device with
+ * ib_core.force_mr=1, and on mlx5 for READs of many SGEs).  An MR maps
+ * only pages that meet on page boundaries, so when the core asks for one
+ * and the op's pieces (its iovecs) have gaps, each run of pieces gets a
+ * context of its own; all are chained into one post, the remote address
+ * advancing.  They go on the connection's QP, so the SEND that ->xmit()
+ * posts afterwards follows them on the same send queue:
  *
  *   ORDER: on an RC QP the responder executes the WRITEs before the SEND,
  *   so when the owner receives the message its buffer holds the data.
@@ -33,12 +41,14 @@
  * op is against a use-once key (op_use_once) and the connection negotiated
  * remote invalidation (rds_ib_inv_send_remote_ok, ib_inv.c).
  *
- * Completions.  Every RDMA WR of an op is signalled and holds a reference
- * on the op's context (rc_pending), so the context, the message reference
- * and the DMA mapping go with the last completion that comes, even when
- * only part of a chain could be posted.  An op is one WR unless it has
- * more pages than the QP's SGE limit, so this costs nothing in the common
- * case; the send CQ has an entry for every send queue entry.  The first
+ * Completions.  Every WR of an op (REG_MR and LOCAL_INV included) is
+ * signalled and holds a reference on the op's context (rc_pending), so the
+ * context, the message reference, the MRs and the DMA mapping go with the
+ * last completion that comes, even when only part of a chain could be
+ * posted, and always before the QP is destroyed (after the drain), as
+ * rdma_rw_ctx_destroy() needs.  An op is one WR unless it has more pages
+ * than the QP's SGE limit or needs MRs, so this costs little; the send
+ * CQ has an entry for every send queue entry.  The first
  * error reports its true status through rds_rdma_send_complete():
  * REMOTE_ERROR for a bad or stale key (remote access/invalid
  * request/operation errors), DROPPED for a flush, OTHER_ERROR otherwise;
@@ -49,8 +59,15 @@
  * recovery policy of ib_cm.c).
  *
  * The pages are DMA-mapped only while a context holds them: a call that
- * cannot post (send queue full, no memory) unmaps again, so a message that
- * is then dropped (reconnect) never leaves a mapping behind.
+ * cannot post (send queue or MRs short, no memory) releases the contexts
+ * again, so a message that is then dropped (reconnect) never leaves a
+ * mapping behind.  rdma_rw_ctx_init() allocates with GFP_KERNEL, so this
+ * runs in process context only (rds_send_xmit() is called from sendmsg()
+ * and the send worker).  An op that can never be posted (more MRs than
+ * the pool of RDS_IB_RW_MRS holds, pages that cannot be mapped) is
+ * reported RDS_RDMA_OTHER_ERROR and its message goes on without it
+ * (ib_rdma_unpostable); the connection and its other messages are not
+ * touched.
  *
  * Send queue room: the QP has e_rdma_sq entries beyond the send ring;
  * e_rdma_inuse counts those in use by RDMA and atomic WRs.  An op needs
@@ -63,11 +80,12 @@
  * buffer, and rds_ib_ep_setup_qp() sizes e_rdma_sq to
  * 2 * DIV_ROUND_UP(pages of 1 MiB + 1, sge), which is at least
  * DIV_ROUND_UP(RDS_RDMA_MAX_OP_PAGES, sge) for the smallest SGE count
- * of either direction (one per READ on siw): every op rds.ko accepts
- * fits.  Only a device too small for that room (it falls back to
- * RDS_IB_RDMA_SQ) can still meet an op that never fits: it fails with
- * RDS_RDMA_OTHER_ERROR and the path is dropped, rather than waiting
- * forever in front of everything else on the connection.
+ * of either direction (one per READ on siw), and at least two ops of three
+ * WRs per MR of 1 MiB + a page: every op rds.ko accepts fits, unless it
+ * goes through MRs and its pieces have gaps.  Such an op, or one on a
+ * device too small for that room (it falls back to RDS_IB_RDMA_SQ), is
+ * unpostable (above) rather than waiting forever in front of everything
+ * else on the connection.
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -137,33 +155,51 @@ int rds_ib_msg_held(struct rds_message *rm)
 }
 
 /**
+ * struct rds_ib_rw - one RDMA core context of an op
+ * @rw_ctx: the context (DMA mapping, WRs, MRs)
+ * @rw_sg: its first scatterlist entry
+ * @rw_nents: its entries
+ */
+struct rds_ib_rw {
+	struct rdma_rw_ctx	rw_ctx;
+	struct scatterlist	*rw_sg;
+	u32			rw_nents;
+};
+
+/**
  * struct rds_ib_rdma_ctx - one posted RDMA op
- * @rc_mid_cqe: completion of the unsignalled WRs (errors only)
- * @rc_last_cqe: completion of the last, signalled WR
+ * @rc_mid_cqe: completion of the WRs before the last
+ * @rc_last_cqe: completion of the last WR
  * @rc_ep: endpoint it was posted on
+ * @rc_qp: its QP (outlives every completion: destroyed after the drain)
  * @rc_rm: the message (a reference)
+ * @rc_port: port of the connection (for the RDMA core)
  * @rc_nwr: send queue entries reserved (work requests of the op)
  * @rc_pending: completions still to come (one per posted WR)
+ * @rc_write: RDMA WRITE (else READ)
  * @rc_final: no SEND follows: this op reports success
  * @rc_hold: the SEND waits for this op (rds_ib_msg_hold())
  * @rc_failed: an error was already reported
  * @rc_last_ok: the last WR completed successfully
- * @rc_wrs: the work requests
- * @rc_sges: their SGEs
+ * @rc_nrw: entries of @rc_rw
+ * @rc_rw: the RDMA core's contexts, in remote address order
  */
 struct rds_ib_rdma_ctx {
 	struct ib_cqe		rc_mid_cqe;
 	struct ib_cqe		rc_last_cqe;
 	struct rds_ib_ep	*rc_ep;
+	struct ib_qp		*rc_qp;
 	struct rds_message	*rc_rm;
+	u32			rc_port;
 	unsigned int		rc_nwr;
 	atomic_t		rc_pending;
+	bool			rc_write;
 	bool			rc_final;
 	bool			rc_hold;
 	bool			rc_failed;
 	bool			rc_last_ok;
-	struct ib_rdma_wr	*rc_wrs;
-	struct ib_sge		rc_sges[];
+	unsigned int		rc_nrw;
+	struct rds_ib_rw	rc_rw[];
 };
 
 /**
@@ -232,18 +268,11 @@ bool rds_ib_rdma_sq_get(struct rds_ib_ep *ep, unsigned int n)
  */
 void rds_ib_rdma_sq_put(struct rds_ib_ep *ep, unsigned int n)
 {
+	/* ORDER: an op's MRs are back in the QP's pool before we count it gone. */
+	smp_mb__before_atomic();
 	atomic_sub(n, &ep->e_rdma_inuse);
 	smp_mb__after_atomic();
 	rds_ib_tx_kick(ep, ep->e_ic->ic_cp);
-}
-
-static void rds_ib_rdma_unmap(struct rds_ib_ep *ep, struct rm_rdma_op *op)
-{
-	if (!op->op_mapped)
-		return;
-	ib_dma_unmap_sg(ep->e_rid->rid_dev, op->op_sg, op->op_nents,
-			op->op_write ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
-	op->op_mapped = 0;
 }
 
 static void rds_ib_rdma_fail(struct rds_ib_rdma_ctx *ctx, struct ib_wc *wc,
@@ -264,8 +293,157 @@ static void rds_ib_rdma_fail(struct rds_ib_rdma_ctx *ctx, struct ib_wc *wc,
 }
 
 /*
- * Drop @n of the context's pending completions; the last one unmaps the
- * pages, reports the success of a silent op, and frees everything.
+ * Split @op's scatterlist into the runs an MR can map: a new run starts
+ * where a piece does not begin a page or its predecessor does not end one.
+ * Fills @rc_rw[] (may be NULL: count only).  Return: the number of runs.
+ */
+static unsigned int rds_ib_rdma_runs(struct rm_rdma_op *op,
+				     struct rds_ib_rw *rw)
+{
+	struct scatterlist *sg, *prev = NULL;
+	unsigned int i, runs = 0;
+
+	for_each_sg(op->op_sg, sg, op->op_nents, i) {
+		if (!prev || sg->offset ||
+		    prev->offset + prev->length != PAGE_SIZE) {
+			if (rw) {
+				rw[runs].rw_sg = sg;
+				rw[runs].rw_nents = 0;
+			}
+			runs++;
+		}
+		if (rw)
+			rw[runs - 1].rw_nents++;
+		prev = sg;
+	}
+	return runs;
+}
+
+/* Release what rdma_rw_ctx_init() took for the first @n pieces. */
+static void rds_ib_rdma_rw_destroy(struct rds_ib_rdma_ctx *ctx,
+				   unsigned int n)
+{
+	enum dma_data_direction dir = ctx->rc_write ? DMA_TO_DEVICE :
+						      DMA_FROM_DEVICE;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		rdma_rw_ctx_destroy(&ctx->rc_rw[i].rw_ctx, ctx->rc_qp,
+				    ctx->rc_port, ctx->rc_rw[i].rw_sg,
+				    ctx->rc_rw[i].rw_nents, dir);
+}
+
+/*
+ * Build the RDMA core's contexts for the pieces set up in @ctx (DMA
+ * mapping, and MRs where the device needs them).  Return: the WRs they
+ * take, or a negative errno with nothing held.
+ */
+static int rds_ib_rdma_rw_init(struct rds_ib_rdma_ctx *ctx,
+			       struct rm_rdma_op *op)
+{
+	enum dma_data_direction dir = op->op_write ? DMA_TO_DEVICE :
+						     DMA_FROM_DEVICE;
+	u64 raddr = op->op_remote_addr;
+	struct scatterlist *sg;
+	unsigned int i, j;
+	int n, nwr = 0;
+
+	for (i = 0; i < ctx->rc_nrw; i++) {
+		struct rds_ib_rw *rw = &ctx->rc_rw[i];
+
+		n = rdma_rw_ctx_init(&rw->rw_ctx, ctx->rc_qp, ctx->rc_port,
+				     rw->rw_sg, rw->rw_nents, 0, raddr,
+				     op->op_rkey, dir);
+		if (n <= 0) {
+			rds_ib_rdma_rw_destroy(ctx, i);
+			return n ? n : -EIO;
+		}
+		nwr += n;
+		for_each_sg(rw->rw_sg, sg, rw->rw_nents, j)
+			raddr += sg->length;
+	}
+	return nwr;
+}
+
+/**
+ * rds_ib_rdma_ctx_make - the RDMA core's contexts for an op
+ * @ep: endpoint
+ * @op: the op
+ * @ctxp: the new context, on success
+ *
+ * One rdma_rw_ctx covers the whole scatterlist unless the device needs an
+ * MR for this op (iWARP READ sinks, see rdma_rw_io_needs_mr()) and the
+ * pieces have gaps an MR cannot map (iovecs that do not meet on page
+ * boundaries): then one per run of pieces that can be mapped.  Every MR
+ * comes from the QP's pool (RDS_IB_RW_MRS); when it is empty the op waits
+ * for ops in flight to give theirs back, and one that could never get
+ * enough fails.
+ *
+ * Return: the WRs the op takes; -ENOMEM or -EAGAIN to try again later
+ * (-EAGAIN: a completion kicks the path); another negative errno: the op
+ * can never be posted on this endpoint.
+ */
+static int rds_ib_rdma_ctx_make(struct rds_ib_ep *ep, struct rm_rdma_op *op,
+				struct rds_ib_rdma_ctx **ctxp)
+{
+	struct rds_ib_rdma_ctx *ctx;
+	unsigned int nrw = 1;
+	bool again = false;
+	int busy, nwr;
+
+retry:
+	/* ORDER: pairs with rds_ib_rdma_sq_put(); see below. */
+	busy = atomic_read_acquire(&ep->e_rdma_inuse);
+	ctx = kzalloc(struct_size(ctx, rc_rw, nrw), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	ctx->rc_ep = ep;
+	ctx->rc_qp = ep->e_qp;
+	ctx->rc_port = ep->e_id->port_num;
+	ctx->rc_write = op->op_write;
+	ctx->rc_nrw = nrw;
+	if (nrw == 1) {
+		ctx->rc_rw[0].rw_sg = op->op_sg;
+		ctx->rc_rw[0].rw_nents = op->op_nents;
+	} else {
+		rds_ib_rdma_runs(op, ctx->rc_rw);
+	}
+	nwr = rds_ib_rdma_rw_init(ctx, op);
+	if (nwr > 0) {
+		*ctxp = ctx;
+		return nwr;
+	}
+	kfree(ctx);
+	/* An MR cannot map across a gap: map the runs apart. */
+	if (nwr == -EINVAL && nrw == 1) {
+		nrw = rds_ib_rdma_runs(op, NULL);
+		if (nrw > 1)
+			goto retry;
+		return nwr;
+	}
+	if (nwr != -EAGAIN)
+		return nwr;
+	/*
+	 * The QP's MR pool is empty.  A context gives its MRs back before
+	 * its rds_ib_rdma_sq_put(), so if nothing was in flight when we
+	 * looked, the pool was full: the op needs more MRs than it has.
+	 * Otherwise wait for a completion, as rds_ib_rdma_sq_get() does:
+	 * TX_FULL before the second try.
+	 */
+	if (!busy)
+		return -E2BIG;
+	if (again)
+		return -EAGAIN;
+	again = true;
+	set_bit(RDS_IB_EP_TX_FULL, &ep->e_flags);
+	smp_mb__after_atomic();
+	goto retry;
+}
+
+/*
+ * Drop @n of the context's pending completions; the last one releases the
+ * RDMA core's contexts (DMA mapping, MRs), reports the success of a silent
+ * op, and frees everything.
  */
 static void rds_ib_rdma_ctx_put(struct rds_ib_rdma_ctx *ctx, unsigned int n)
 {
@@ -274,7 +452,8 @@ static void rds_ib_rdma_ctx_put(struct rds_ib_rdma_ctx *ctx, unsigned int n)
 
 	if (!atomic_sub_and_test(n, &ctx->rc_pending))
 		return;
-	rds_ib_rdma_unmap(ep, &rm->rdma);
+	rds_ib_rdma_rw_destroy(ctx, ctx->rc_nrw);
+	rm->rdma.op_mapped = 0;
 	if (ctx->rc_last_ok && ctx->rc_final && !ctx->rc_failed)
 		rds_rdma_send_complete(rm, RDS_RDMA_SUCCESS);
 	rds_ib_rdma_sq_put(ep, ctx->rc_nwr);
@@ -468,15 +647,19 @@ void rds_ib_rdma_wd_stop(struct rds_ib_ep *ep)
  * @cp: path
  * @op: &rm->rdma
  *
- * RDS_IN_XMIT held, never sleeps.  A READ (or RDS_RDMA_FENCE op) followed
- * by a SEND returns -EINPROGRESS once posted, -EAGAIN while it holds the
- * SEND back, and 0 from the call after its completion (see the theory of
- * operation).
+ * RDS_IN_XMIT held, process context (sendmsg() or the send worker): the
+ * RDMA core's rdma_rw_ctx_init() allocates with GFP_KERNEL.  A READ (or
+ * RDS_RDMA_FENCE op) followed by a SEND returns -EINPROGRESS once posted,
+ * -EAGAIN while it holds the SEND back, and 0 from the call after its
+ * completion (see the theory of operation).  An op that can never be
+ * posted here (it needs more send queue room or MRs than the endpoint
+ * has, or its pages cannot be mapped) is reported RDS_RDMA_OTHER_ERROR
+ * and the call returns 0: the message goes on without it, and the
+ * connection stays up.
  *
  * Return: 0; -EINPROGRESS posted and holding the SEND; -EAGAIN/-ENOMEM
- * when the send queue or memory is short, or while the op holds the SEND
- * back (called again later); -ENOTCONN, -EIO or -EMSGSIZE to drop the
- * path.
+ * when the send queue, the MRs or memory are short, or while the op holds
+ * the SEND back (called again later); -ENOTCONN or -EIO to drop the path.
  */
 int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 {
@@ -484,15 +667,11 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	struct rds_ib_connection *ic = cp->cp_transport_data;
 	struct rds_ib_ep *ep = READ_ONCE(ic->ic_ep);
 	const struct ib_send_wr *bad_wr;
+	struct ib_send_wr *first, *wr;
 	struct rds_ib_rdma_ctx *ctx;
-	struct ib_rdma_wr *wrs;
-	struct ib_device *dev;
-	struct scatterlist *sg;
-	unsigned int max_sge, nwr, i, j, s;
-	u64 raddr;
-	u32 lkey;
+	unsigned int nwr, i;
 	bool hold;
-	int n, ret;
+	int ret;
 
 	ret = rds_ib_msg_held(rm);
 	if (ret <= 0)
@@ -504,45 +683,35 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	ret = rds_ib_send_flush(ep);
 	if (ret)
 		return ret;
-	dev = ep->e_rid->rid_dev;
 	if (!op->op_nents || !op->op_bytes)
 		return -EIO;
-
 	/* Mapped only while a context holds the op (a posted one). */
 	if (op->op_mapped)
 		return -EIO;
-	n = ib_dma_map_sg(dev, op->op_sg, op->op_nents,
-			  op->op_write ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
-	if (!n)
-		return -ENOMEM;
-	op->op_count = n;
-	op->op_mapped = 1;
-	/* iWARP devices (siw) take a single SGE per RDMA READ. */
-	max_sge = ep->e_max_send_sge;
-	if (!op->op_write)
-		max_sge = min_t(u32, max_sge, dev->attrs.max_sge_rd);
-	max_sge = max_t(u32, 1, max_sge);
-	nwr = DIV_ROUND_UP(op->op_count, max_sge);
-	if (unlikely(nwr > ep->e_rdma_sq)) {
-		rds_ib_rdma_unmap(ep, op);
-		rds_rdma_send_complete(rm, RDS_RDMA_OTHER_ERROR);
-		pr_info_ratelimited("RDS/IB: RDMA op of %u WRs to %pI6c can never fit the send queue (%u)\n",
-				    nwr, &ic->ic_conn->c_faddr, ep->e_rdma_sq);
-		return -EMSGSIZE;
+
+	ret = rds_ib_rdma_ctx_make(ep, op, &ctx);
+	if (ret == -ENOMEM || ret == -EAGAIN)
+		return ret;
+	if (ret > 0 && ret > ep->e_rdma_sq) {
+		rds_ib_rdma_rw_destroy(ctx, ctx->rc_nrw);
+		kfree(ctx);
+		ret = -E2BIG;
 	}
+	if (ret < 0) {
+		rds_rdma_send_complete(rm, RDS_RDMA_OTHER_ERROR);
+		rds_ib_stats_inc(s_ib_rdma_unpostable);
+		pr_info_ratelimited("RDS/IB: RDMA op of %u bytes in %u pieces to %pI6c cannot be posted: %d\n",
+				    op->op_bytes, op->op_nents,
+				    &ic->ic_conn->c_faddr, ret);
+		return 0;
+	}
+	nwr = ret;
 	if (!rds_ib_rdma_sq_get(ep, nwr)) {
-		rds_ib_rdma_unmap(ep, op);
+		rds_ib_rdma_rw_destroy(ctx, ctx->rc_nrw);
+		kfree(ctx);
 		return -EAGAIN;
 	}
-	ctx = kzalloc(struct_size(ctx, rc_sges, op->op_count) +
-		      nwr * sizeof(struct ib_rdma_wr), GFP_ATOMIC | __GFP_NOWARN);
-	if (!ctx) {
-		rds_ib_rdma_sq_put(ep, nwr);
-		rds_ib_rdma_unmap(ep, op);
-		return -ENOMEM;
-	}
-	ctx->rc_wrs = (struct ib_rdma_wr *)&ctx->rc_sges[op->op_count];
-	ctx->rc_ep = ep;
+	op->op_mapped = 1;
 	ctx->rc_rm = rm;
 	ctx->rc_nwr = nwr;
 	atomic_set(&ctx->rc_pending, nwr);
@@ -551,38 +720,27 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	ctx->rc_mid_cqe.done = rds_ib_rdma_mid_done;
 	ctx->rc_last_cqe.done = rds_ib_rdma_last_done;
 
-	lkey = ep->e_rid->rid_pd->local_dma_lkey;
-	raddr = op->op_remote_addr;
-	s = 0;
-	sg = op->op_sg;
-	for (i = 0; i < nwr; i++) {
-		struct ib_rdma_wr *wr = &ctx->rc_wrs[i];
-		u32 len = 0;
-
-		wr->wr.opcode = op->op_write ? IB_WR_RDMA_WRITE :
-					       IB_WR_RDMA_READ;
-		wr->wr.wr_cqe = &ctx->rc_mid_cqe;
-		wr->wr.send_flags = IB_SEND_SIGNALED;
-		wr->wr.sg_list = &ctx->rc_sges[s];
-		wr->remote_addr = raddr;
-		wr->rkey = op->op_rkey;
-		for (j = 0; j < max_sge && s < op->op_count; j++, s++) {
-			ctx->rc_sges[s].addr = sg_dma_address(sg);
-			ctx->rc_sges[s].length = sg_dma_len(sg);
-			ctx->rc_sges[s].lkey = lkey;
-			len += sg_dma_len(sg);
-			sg = sg_next(sg);
-		}
-		wr->wr.num_sge = j;
-		raddr += len;
-		if (i + 1 < nwr)
-			wr->wr.next = &ctx->rc_wrs[i + 1].wr;
+	/*
+	 * One chain, last context first.  Every WR is signalled and counted
+	 * in rc_pending, so a chain posted only in part still ends in
+	 * completions we count (see the theory of operation).
+	 */
+	first = NULL;
+	for (i = ctx->rc_nrw; i-- > 0; )
+		first = rdma_rw_ctx_wrs(&ctx->rc_rw[i].rw_ctx, ctx->rc_qp,
+					ctx->rc_port,
+					first ? NULL : &ctx->rc_last_cqe, first);
+	for (wr = first, i = 0; wr; wr = wr->next, i++) {
+		if (!wr->next)
+			break;
+		wr->wr_cqe = &ctx->rc_mid_cqe;
+		wr->send_flags |= IB_SEND_SIGNALED;
 	}
-	ctx->rc_wrs[nwr - 1].wr.wr_cqe = &ctx->rc_last_cqe;
+	/* rdma_rw_ctx_init()'s counts are the chain's length. */
+	WARN_ON_ONCE(i + 1 != nwr);
 	if (op->op_fence)
-		ctx->rc_wrs[0].wr.send_flags |= IB_SEND_FENCE;
+		first->send_flags |= IB_SEND_FENCE;
 
-	wrs = ctx->rc_wrs;
 	rds_message_addref(rm);
 	/* The completion may come (and free @ctx) before we look again. */
 	hold = ctx->rc_hold;
@@ -590,7 +748,7 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 		rds_ib_msg_hold(rm);
 	/* Counted before the post: the last completion may come first. */
 	atomic_inc(&ep->e_rdma_posted);
-	ret = ib_post_send(ep->e_qp, &wrs[0].wr, &bad_wr);
+	ret = ib_post_send(ctx->rc_qp, first, &bad_wr);
 	if (unlikely(ret)) {
 		unsigned int posted = 0;
 
@@ -604,7 +762,7 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 		 * last put, here or in a completion, frees @ctx, which the
 		 * unposted share keeps alive until then.
 		 */
-		while (posted < nwr && &wrs[posted].wr != bad_wr)
+		for (wr = first; wr && wr != bad_wr; wr = wr->next)
 			posted++;
 		rds_ib_ep_post_error(ep, ret, "ib_post_send of RDMA failed");
 		if (posted < nwr)

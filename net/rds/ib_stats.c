@@ -73,6 +73,7 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_rdma_wrs",
 	"ib_rdma_completions",
 	"ib_rdma_send_inv",
+	"ib_rdma_unpostable",
 	"ib_atomic_wrs",
 	"ib_atomic_completions",
 	"ib_atomic_emulated_retries",

@@ -8,7 +8,7 @@
 #     for both kernels.
 #  3. The VM tiers: for each kernel, one cluster boot per peer flavour listed
 #     in tests.txt (our modules on the peer; Debian's in-tree ones; ours on
-#     a 3-node cluster).
+#     a 3-node cluster; ours with ib_core.force_mr=1).
 #  4. The harness self-test: a deliberate WARN must fail a run.
 #
 # With a kernel name, step 3 runs that tier only.  Ends with the line
@@ -123,7 +123,7 @@ has_tests() { # KERNEL PEER
 }
 for k in stock 6.12 debug; do
 	[ -z "$only" ] || [ "$only" = "$k" ] || continue
-	for p in ours intree ours3; do
+	for p in ours intree ours3 forcemr; do
 		[ "$k" = debug ] && [ "$p" = intree ] && continue
 		has_tests "$k" "$p" && run_tier "$k" "$p"
 	done

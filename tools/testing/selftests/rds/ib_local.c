@@ -22,7 +22,20 @@
  *   rdma          a use-once key of the pinned receiver, written by the
  *                 pinned sender through the HCA: data in place, SUCCESS;
  *                 a second WRITE with the same cookie REMOTE_ERROR and
- *                 memory untouched.
+ *                 memory untouched;
+ *   rdma_rw       READs and WRITEs through the RDMA core's R/W API
+ *                 (rdma_rw_ctx) in every local layout: 1 byte, a page,
+ *                 257 unaligned pages, and iovec lists whose pieces do
+ *                 not meet on page boundaries (3, 12, 24 pieces); content
+ *                 checked both ways.  Run again with ib_core.force_mr=1
+ *                 (the forcemr tier, RDS_FORCE_MR=1), where every op goes
+ *                 through MRs as READs do on iWARP: then the op needs at
+ *                 least two WRs per MR (REG_MR, the RDMA), a gapped list
+ *                 needs one MR per run, and the 24-run READ, more MRs
+ *                 than a connection's pool has (16), must end
+ *                 RDS_RDMA_OTHER_ERROR with the local buffer untouched,
+ *                 counted in ib_rdma_unpostable, and the connection must
+ *                 stay up for the next op.
  *
  * For IPv4 and IPv6.  The addresses are removed at the end.  Our modules
  * only (the in-tree IB transport sends unpinned local traffic through the
@@ -291,6 +304,194 @@ TEST_F(il, rdma)
 	EXPECT_EQ(0x22, target[RDMA_LEN - 1]);
 	close(a);
 	close(b);
+}
+
+/* Layouts of the local side of rdma_rw: pieces at offsets in the arena. */
+#define RW_ARENA	(4 << 20)
+#define RW_TARGET	(1 << 20)
+#define RW_MAXV		24
+
+struct rw_layout {
+	const char *name;
+	unsigned int n;			/* pieces */
+	unsigned int off, len, step;	/* piece i at off + i * step */
+};
+
+static const struct rw_layout rw_layouts[] = {
+	{ "1 byte",		1,	100,	1,	0 },
+	{ "one page",		1,	0,	4096,	0 },
+	{ "257 pages",		1,	123,	RW_TARGET - 4096, 0 },
+	{ "3 pieces",		3,	10,	3000,	12288 + 7 },
+	{ "12 pieces",		12,	1000,	700,	8192 },
+	{ "24 pieces",		RW_MAXV, 300,	1500,	8192 + 100 },
+};
+
+/*
+ * One READ or WRITE of layout l between the arena and the start of the
+ * owner's key, from a to the owner at ba, waited for through its
+ * notification.  The owner's copies of the messages pile up on its
+ * socket (the caller drains them).  Return: the status, or -1.
+ */
+static int rw_op(int a, const struct sockaddr_storage *ba, uint64_t cookie,
+		 char *arena, const struct rw_layout *l, bool write,
+		 uint64_t token)
+{
+	struct rds_iovec v[RW_MAXV];
+	struct rds_rdma_args args = {
+		.cookie = cookie,
+		.local_vec_addr = (uintptr_t)v,
+		.nr_local = l->n,
+		.flags = RDS_RDMA_NOTIFY_ME | (write ? RDS_RDMA_READWRITE : 0),
+		.user_token = token,
+	};
+	uint64_t got = 0;
+	unsigned int i;
+	int st;
+
+	for (i = 0; i < l->n; i++) {
+		v[i].addr = (uintptr_t)arena + l->off + i * l->step;
+		v[i].bytes = l->len;
+	}
+	args.remote_vec.bytes = (uint64_t)l->n * l->len;
+	if (rds_send_cmsg(a, ba, "rw", 2, RDS_CMSG_RDMA_ARGS, &args,
+			  sizeof(args), WAIT_MS) < 0)
+		return -1;
+	st = rds_wait_note(a, &got, WAIT_MS);
+	return st >= 0 && got == token ? st : -1;
+}
+
+/* Do the arena's pieces of l hold the first bytes of target? */
+static bool rw_same(const char *arena, const struct rw_layout *l,
+		    const char *target)
+{
+	unsigned int i;
+
+	for (i = 0; i < l->n; i++)
+		if (memcmp(arena + l->off + i * l->step,
+			   target + (size_t)i * l->len, l->len))
+			return false;
+	return true;
+}
+
+/* Is every piece of l still filled with byte c? */
+static bool rw_all(const char *arena, const struct rw_layout *l, char c)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < l->n; i++)
+		for (j = 0; j < l->len; j++)
+			if (arena[l->off + i * l->step + j] != c)
+				return false;
+	return true;
+}
+
+/*
+ * A WRITE then a READ of layout l.  With MRs forced, the 24-piece READ
+ * and WRITE need 24 MRs: unpostable.  Returns true if all went as
+ * expected; logs what did not.
+ */
+static bool rw_layout_run(struct __test_metadata *_metadata, int a,
+			  const struct sockaddr_storage *ba, int b,
+			  uint64_t cookie, char *arena, char *target,
+			  const struct rw_layout *l, bool forced,
+			  uint64_t *token)
+{
+	bool too_many = forced && l->n > 16;
+	int expect = too_many ? RDS_RDMA_OTHER_ERROR : RDS_RDMA_SUCCESS;
+	size_t total = (size_t)l->n * l->len;
+	unsigned int i;
+	bool ok = true;
+	int st;
+
+	/* WRITE: the arena's pieces land one after the other in target. */
+	memset(arena, 0, RW_ARENA);
+	for (i = 0; i < l->n; i++)
+		rds_fill(arena + l->off + i * l->step, l->len, 1000 + i);
+	memset(target, 0x5a, RW_TARGET);
+	st = rw_op(a, ba, cookie, arena, l, true, ++*token);
+	if (st != expect) {
+		TH_LOG("%s: WRITE ended %d, not %d", l->name, st, expect);
+		ok = false;
+	} else if (!too_many && !rw_same(arena, l, target)) {
+		TH_LOG("%s: WRITE: target differs", l->name);
+		ok = false;
+	} else if (too_many && (unsigned char)target[0] != 0x5a) {
+		TH_LOG("%s: unpostable WRITE touched the target", l->name);
+		ok = false;
+	}
+	/* READ: target's first bytes spread over the pieces. */
+	rds_fill(target, total, 77);
+	memset(arena, 0x33, RW_ARENA);
+	st = rw_op(a, ba, cookie, arena, l, false, ++*token);
+	if (st != expect) {
+		TH_LOG("%s: READ ended %d, not %d", l->name, st, expect);
+		ok = false;
+	} else if (!too_many && !rw_same(arena, l, target)) {
+		TH_LOG("%s: READ: local pieces differ", l->name);
+		ok = false;
+	} else if (too_many && !rw_all(arena, l, 0x33)) {
+		TH_LOG("%s: unpostable READ touched the local pieces", l->name);
+		ok = false;
+	}
+	rds_drain(b, 50);
+	return ok;
+}
+
+/*
+ * READs and WRITEs through rdma_rw_ctx in every layout; with
+ * RDS_FORCE_MR=1 (ib_core.force_mr=1) through MRs, checked by counters.
+ */
+TEST_F(il, rdma_rw)
+{
+	bool forced = !strcmp(rds_env("RDS_FORCE_MR", "0"), "1");
+	long long ops0, wrs0, unp0, drops0, ops, wrs, unp, drops;
+	struct sockaddr_storage aa, ba;
+	char *arena, *target;
+	uint64_t cookie = 0, token = 0;
+	unsigned int i;
+	int a, b;
+
+	arena = mmap(NULL, RW_ARENA, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, arena);
+	target = mmap(NULL, RW_TARGET, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, target);
+	a = sock_at(self->family, self->la, true, &aa);
+	ASSERT_LE(0, a);
+	b = sock_at(self->family, self->sa, true, &ba);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, rds_get_mr(b, target, RW_TARGET, &cookie,
+				RDS_RDMA_READWRITE));
+	ops0 = rds_counter("ib_rdma_ops");
+	wrs0 = rds_counter("ib_rdma_wrs");
+	unp0 = rds_counter("ib_rdma_unpostable");
+	drops0 = rds_counter("conn_reset");
+	ASSERT_LE(0, unp0) TH_LOG("no ib_rdma_unpostable counter");
+	for (i = 0; i < ARRAY_SIZE(rw_layouts); i++)
+		EXPECT_TRUE(rw_layout_run(_metadata, a, &ba, b, cookie, arena,
+					  target, &rw_layouts[i], forced,
+					  &token));
+	ops = rds_counter("ib_rdma_ops") - ops0;
+	wrs = rds_counter("ib_rdma_wrs") - wrs0;
+	unp = rds_counter("ib_rdma_unpostable") - unp0;
+	drops = rds_counter("conn_reset") - drops0;
+	TH_LOG("force_mr %d: %lld ops posted, %lld WRs, %lld unpostable, %lld resets",
+	       forced, ops, wrs, unp, drops);
+	EXPECT_EQ(0, drops);
+	if (forced) {
+		/* Each op posted: at least a REG_MR and its RDMA per MR. */
+		EXPECT_EQ(2 * (ARRAY_SIZE(rw_layouts) - 1), ops);
+		EXPECT_GE(wrs, 2 * ops);
+		EXPECT_EQ(2, unp);
+	} else {
+		EXPECT_EQ(2 * ARRAY_SIZE(rw_layouts), ops);
+		EXPECT_EQ(0, unp);
+	}
+	close(a);
+	close(b);
+	munmap(arena, RW_ARENA);
+	munmap(target, RW_TARGET);
 }
 
 static pid_t main_pid;

@@ -4,7 +4,7 @@
 # run_vm.sh - boot an RDS test cluster under QEMU and run selftests on it.
 #
 #   run_vm.sh [--kernel stock|6.12|debug] [--nodes N]
-#             [--peer-mods ours|intree|ours3] [--keep] [--expect-splat]
+#             [--peer-mods ours|intree|ours3|forcemr] [--keep] [--expect-splat]
 #             [--no-build] [--src DIR] [--show] [--perftest]
 #             [--env VAR=VALUE]... [--limit SECONDS] [TEST...]
 #
@@ -71,12 +71,16 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case "$nodes" in 2|3|4) ;; *) echo "run_vm.sh: --nodes 2..4" >&2; exit 2 ;; esac
-# The PEER flavour of tests.txt; ours3 is our modules on 3 nodes.
+# The PEER flavour of tests.txt; ours3 is our modules on 3 nodes;
+# forcemr is ours on 2 nodes whose ib_core has force_mr=1 (the RDMA core
+# then moves every RDMA READ and WRITE through MRs, as on iWARP).
 flavour=$peer_mods
+force_mr=
 case "$peer_mods" in
 ours|intree) ;;
 ours3) peer_mods=ours; nodes=3 ;;
-*) echo "run_vm.sh: --peer-mods ours|intree|ours3" >&2; exit 2 ;;
+forcemr) peer_mods=ours; force_mr=1 ;;
+*) echo "run_vm.sh: --peer-mods ours|intree|ours3|forcemr" >&2; exit 2 ;;
 esac
 
 log() { echo "run_vm[$kernel]: $*" >&2; }
@@ -291,7 +295,9 @@ fi
 # q35, not the default i440FX: under TCG the debug kernel's ACPI interpreter
 # times out (30 s each time) in the i440FX PCI interrupt routing method.
 machine=q35
-extra_cmdline=
+# ib_core.force_mr for a built-in ib_core (debug), RDSVM_FORCE_MR for
+# /init, which insmods a modular one.
+extra_cmdline=${force_mr:+RDSVM_FORCE_MR=1 ib_core.force_mr=1}
 
 logdir=$work/logs
 boot_cluster() {
