@@ -445,6 +445,8 @@ struct rds_ib_connection;
  * @e_parked: preallocated entry for parking @e_id at teardown (ib_cm.c)
  * @e_max_send_sge: SGEs per send WR (QP capability)
  * @e_rdma_sq: send queue entries for RDMA/atomic WRs (rds_ib_ep_setup_qp)
+ * @e_rw_mrs: MRs in the QP's pool for the RDMA core (ib_rdma.c)
+ * @e_rw_mr_pages: pages one of them maps (the RDMA core's limit)
  * @e_send_nr: send ring size
  * @e_sends: send ring
  * @e_send_hdrs: one DMA-mapped header per send slot
@@ -507,6 +509,8 @@ struct rds_ib_ep {
 	/* send side */
 	u32			e_max_send_sge;
 	u32			e_rdma_sq;
+	u32			e_rw_mrs;
+	u32			e_rw_mr_pages;
 	u32			e_send_nr;
 	struct rds_ib_send_slot	*e_sends;
 	struct rds_header	*e_send_hdrs;
@@ -588,13 +592,16 @@ extern unsigned int rds_ib_ring_seq_start;
 #define RDS_IB_RDMA_SQ			256
 
 /*
- * MRs in a connection QP's pool for the RDMA core (rdma_rw_ctx), on
- * devices that need them for RDMA READ sinks (iWARP) or prefer them for
- * many SGEs; unused elsewhere.  Three cover the largest op, contiguous,
- * at 256 pages per MR; a READ holds its path, so this leaves room for
- * silent ones and WRITEs under ib_core.force_mr.
+ * MRs in a connection QP's pool for the RDMA core (rdma_rw_ctx), made on
+ * devices that must register RDMA READ sinks (iWARP) and under
+ * ib_core.force_mr; none where MRs are only an optimisation (mlx5's
+ * max_sgl_rd: the core then falls back to SGEs).  Two cover the largest
+ * op (257 pages at up to 256 per MR); a READ holds its path, so the rest
+ * serves silent READs and WRITEs in flight at the same time.
  */
 #define RDS_IB_RW_MRS			16
+/* Pages per MR of the RDMA core's pool, at most (rdma_rw_fr_page_list_len) */
+#define RDS_IB_RW_MR_PAGES		256
 
 /**
  * struct rds_ib_connection - transport state of one connection path

@@ -205,7 +205,7 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	struct ib_device *dev = rid->rid_dev;
 	struct ib_qp_init_attr attr = {};
 	unsigned long nsend, nrecv;
-	unsigned int rdma_sq, sge, mr_pages;
+	unsigned int rdma_sq, sge;
 	int vector, ret;
 
 	/*
@@ -217,14 +217,17 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	sge = max(sge, 1U);
 	rdma_sq = 2 * DIV_ROUND_UP((RDS_MAX_MSG_SIZE >> PAGE_SHIFT) + 1, sge);
 	/*
-	 * Or through MRs of the RDMA core (ib_rdma.c), at most 256 pages
-	 * each, and LOCAL_INV, REG_MR and the READ or WRITE per MR.
+	 * Or through the MRs of the RDMA core's pool (ib_rdma.c): at most
+	 * LOCAL_INV, REG_MR and the READ or WRITE for each of them.  Its
+	 * pool: see RDS_IB_RW_MRS.
 	 */
-	mr_pages = min(dev->attrs.max_fast_reg_page_list_len, 256U);
-	if (mr_pages)
-		rdma_sq = max(rdma_sq, 2 * 3 *
-			      DIV_ROUND_UP((RDS_MAX_MSG_SIZE >> PAGE_SHIFT) + 1,
-					   mr_pages));
+	ep->e_rw_mr_pages = min_t(u32, dev->attrs.max_fast_reg_page_list_len,
+				  RDS_IB_RW_MR_PAGES);
+	ep->e_rw_mrs = RDS_IB_RW_MRS;
+	if (dev->attrs.max_sgl_rd &&
+	    !rdma_protocol_iwarp(dev, ep->e_id->port_num))
+		ep->e_rw_mrs = 0;
+	rdma_sq = max(rdma_sq, 3 * ep->e_rw_mrs);
 	rdma_sq = max_t(unsigned int, rdma_sq, RDS_IB_RDMA_SQ);
 	/* + the smallest send ring (2) and the entries beyond the rings */
 	if (rdma_sq + 2 + RDS_IB_SQ_EXTRA > rid->rid_max_wrs ||
@@ -273,11 +276,12 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	attr.cap.max_send_sge = min_t(u32, rid->rid_max_sge, RDS_IB_MAX_SGE);
 	attr.cap.max_recv_sge = RDS_IB_RECV_SGE;
 	/*
-	 * The RDMA core's MR pool for RDMA READ/WRITE (ib_rdma.c).  It also
-	 * adds send queue entries for them (clamped to the device); we post
-	 * no more than our own count above, so the CQ needs none.
+	 * The RDMA core's MR pool for RDMA READ/WRITE (ib_rdma.c), made only
+	 * where the core may use MRs.  It also adds send queue entries for
+	 * them (clamped to the device); we post no more than our own count
+	 * above, so the CQ needs none.
 	 */
-	attr.cap.max_rdma_ctxs = RDS_IB_RW_MRS;
+	attr.cap.max_rdma_ctxs = ep->e_rw_mrs;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	attr.send_cq = ep->e_scq;

@@ -64,10 +64,12 @@
  * mapping behind.  rdma_rw_ctx_init() allocates with GFP_KERNEL, so this
  * runs in process context only (rds_send_xmit() is called from sendmsg()
  * and the send worker).  An op that can never be posted (more MRs than
- * the pool of RDS_IB_RW_MRS holds, pages that cannot be mapped) is
- * reported RDS_RDMA_OTHER_ERROR and its message goes on without it
- * (ib_rdma_unpostable); the connection and its other messages are not
- * touched.
+ * the pool of RDS_IB_RW_MRS holds, more WRs than the room below) is
+ * reported RDS_RDMA_OTHER_ERROR (ib_rdma_unpostable) and its message is
+ * completed unsent (-ECANCELED to rds.ko): sent without the op, it would
+ * tell the key's owner that the RDMA was done.  The connection and its
+ * other messages are not touched.  Only a message whose atomic was
+ * already posted drops the path instead.
  *
  * Send queue room: the QP has e_rdma_sq entries beyond the send ring;
  * e_rdma_inuse counts those in use by RDMA and atomic WRs.  An op needs
@@ -80,12 +82,11 @@
  * buffer, and rds_ib_ep_setup_qp() sizes e_rdma_sq to
  * 2 * DIV_ROUND_UP(pages of 1 MiB + 1, sge), which is at least
  * DIV_ROUND_UP(RDS_RDMA_MAX_OP_PAGES, sge) for the smallest SGE count
- * of either direction (one per READ on siw), and at least two ops of three
- * WRs per MR of 1 MiB + a page: every op rds.ko accepts fits, unless it
- * goes through MRs and its pieces have gaps.  Such an op, or one on a
- * device too small for that room (it falls back to RDS_IB_RDMA_SQ), is
- * unpostable (above) rather than waiting forever in front of everything
- * else on the connection.
+ * of either direction (one per READ on siw), and at least three WRs
+ * (LOCAL_INV, REG_MR, RDMA) for each MR of the QP's pool: every op rds.ko
+ * accepts fits, unless a device too small for that room falls back to
+ * RDS_IB_RDMA_SQ.  Such an op is unpostable (above) rather than waiting
+ * forever in front of everything else on the connection.
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -293,27 +294,31 @@ static void rds_ib_rdma_fail(struct rds_ib_rdma_ctx *ctx, struct ib_wc *wc,
 }
 
 /*
- * Split @op's scatterlist into the runs an MR can map: a new run starts
- * where a piece does not begin a page or its predecessor does not end one.
- * Fills @rc_rw[] (may be NULL: count only).  Return: the number of runs.
+ * Split @op's scatterlist into the runs MRs can map: a new run starts
+ * where a piece does not begin a page or its predecessor does not end one,
+ * and after e_rw_mr_pages pieces (each at most a page), so that one
+ * MR maps a run however an IOMMU merges its pages.  Fills @rw (may be
+ * NULL: count only).  Return: the number of runs.
  */
-static unsigned int rds_ib_rdma_runs(struct rm_rdma_op *op,
-				     struct rds_ib_rw *rw)
+static unsigned int rds_ib_rdma_runs(struct rds_ib_ep *ep,
+				     struct rm_rdma_op *op, struct rds_ib_rw *rw)
 {
+	unsigned int i, runs = 0, len = 0, max = max(ep->e_rw_mr_pages, 1U);
 	struct scatterlist *sg, *prev = NULL;
-	unsigned int i, runs = 0;
 
 	for_each_sg(op->op_sg, sg, op->op_nents, i) {
-		if (!prev || sg->offset ||
+		if (!prev || sg->offset || len == max ||
 		    prev->offset + prev->length != PAGE_SIZE) {
 			if (rw) {
 				rw[runs].rw_sg = sg;
 				rw[runs].rw_nents = 0;
 			}
 			runs++;
+			len = 0;
 		}
 		if (rw)
 			rw[runs - 1].rw_nents++;
+		len++;
 		prev = sg;
 	}
 	return runs;
@@ -372,12 +377,14 @@ static int rds_ib_rdma_rw_init(struct rds_ib_rdma_ctx *ctx,
  * @ctxp: the new context, on success
  *
  * One rdma_rw_ctx covers the whole scatterlist unless the device needs an
- * MR for this op (iWARP READ sinks, see rdma_rw_io_needs_mr()) and the
- * pieces have gaps an MR cannot map (iovecs that do not meet on page
- * boundaries): then one per run of pieces that can be mapped.  Every MR
- * comes from the QP's pool (RDS_IB_RW_MRS); when it is empty the op waits
+ * MR for this op (iWARP READ sinks, ib_core.force_mr) and one MR cannot
+ * map it (pieces that do not meet on page boundaries, more pages than an
+ * MR maps after an IOMMU merged them): rdma_rw_ctx_init() says -EINVAL,
+ * and each run (rds_ib_rdma_runs()) gets a context of its own.  Every MR
+ * comes from the QP's pool of e_rw_mrs; when it is empty the op waits
  * for ops in flight to give theirs back, and one that could never get
- * enough fails.
+ * enough fails.  Mapping failures (-EIO: a full swiotlb; -ENOMEM) are
+ * shortages, tried again later.
  *
  * Return: the WRs the op takes; -ENOMEM or -EAGAIN to try again later
  * (-EAGAIN: a completion kicks the path); another negative errno: the op
@@ -406,7 +413,7 @@ retry:
 		ctx->rc_rw[0].rw_sg = op->op_sg;
 		ctx->rc_rw[0].rw_nents = op->op_nents;
 	} else {
-		rds_ib_rdma_runs(op, ctx->rc_rw);
+		rds_ib_rdma_runs(ep, op, ctx->rc_rw);
 	}
 	nwr = rds_ib_rdma_rw_init(ctx, op);
 	if (nwr > 0) {
@@ -414,15 +421,26 @@ retry:
 		return nwr;
 	}
 	kfree(ctx);
-	/* An MR cannot map across a gap: map the runs apart. */
-	if (nwr == -EINVAL && nrw == 1) {
-		nrw = rds_ib_rdma_runs(op, NULL);
+	switch (nwr) {
+	case -EINVAL:
+		/* One MR cannot map it all: map the runs apart. */
 		if (nrw > 1)
-			goto retry;
+			return nwr;
+		nrw = rds_ib_rdma_runs(ep, op, NULL);
+		if (nrw == 1)
+			return nwr;
+		/* An MR per run at least: more than the pool ever has? */
+		if (nrw > ep->e_rw_mrs)
+			return -E2BIG;
+		goto retry;
+	case -EIO:
+	case -ENOMEM:
+		return -ENOMEM;
+	case -EAGAIN:
+		break;
+	default:
 		return nwr;
 	}
-	if (nwr != -EAGAIN)
-		return nwr;
 	/*
 	 * The QP's MR pool is empty.  A context gives its MRs back before
 	 * its rds_ib_rdma_sq_put(), so if nothing was in flight when we
@@ -642,6 +660,24 @@ void rds_ib_rdma_wd_stop(struct rds_ib_ep *ep)
 	cancel_delayed_work_sync(&ep->e_rdma_wd);
 }
 
+/*
+ * @rm's RDMA op can never be posted on @ep (see the theory of operation):
+ * report it and have rds.ko complete the message unsent (-ECANCELED), so
+ * that its owner never takes the RDMA for done.  A message whose atomic
+ * was already posted cannot be taken back so: -EIO drops the path, as any
+ * failed post.
+ */
+static int rds_ib_rdma_unpostable(struct rds_ib_ep *ep,
+				  struct rds_message *rm, int err)
+{
+	rds_rdma_send_complete(rm, RDS_RDMA_OTHER_ERROR);
+	rds_ib_stats_inc(s_ib_rdma_unpostable);
+	pr_info_ratelimited("RDS/IB: RDMA op of %u bytes in %u pieces to %pI6c cannot be posted: %d\n",
+			    rm->rdma.op_bytes, rm->rdma.op_nents,
+			    &ep->e_ic->ic_conn->c_faddr, err);
+	return rm->atomic.op_active ? -EIO : -ECANCELED;
+}
+
 /**
  * rds_ib_xmit_rdma - post the RDMA op of a message
  * @cp: path
@@ -692,20 +728,15 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	ret = rds_ib_rdma_ctx_make(ep, op, &ctx);
 	if (ret == -ENOMEM || ret == -EAGAIN)
 		return ret;
-	if (ret > 0 && ret > ep->e_rdma_sq) {
+	if (ret < 0)
+		return rds_ib_rdma_unpostable(ep, rm, ret);
+	nwr = ret;
+	if (nwr > ep->e_rdma_sq) {
 		rds_ib_rdma_rw_destroy(ctx, ctx->rc_nrw);
 		kfree(ctx);
-		ret = -E2BIG;
+		return rds_ib_rdma_unpostable(ep, rm, -E2BIG);
 	}
-	if (ret < 0) {
-		rds_rdma_send_complete(rm, RDS_RDMA_OTHER_ERROR);
-		rds_ib_stats_inc(s_ib_rdma_unpostable);
-		pr_info_ratelimited("RDS/IB: RDMA op of %u bytes in %u pieces to %pI6c cannot be posted: %d\n",
-				    op->op_bytes, op->op_nents,
-				    &ic->ic_conn->c_faddr, ret);
-		return 0;
-	}
-	nwr = ret;
+	/* Before rdma_rw_ctx_wrs(): after it a context must be posted. */
 	if (!rds_ib_rdma_sq_get(ep, nwr)) {
 		rds_ib_rdma_rw_destroy(ctx, ctx->rc_nrw);
 		kfree(ctx);
@@ -737,7 +768,13 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 		wr->send_flags |= IB_SEND_SIGNALED;
 	}
 	/* rdma_rw_ctx_init()'s counts are the chain's length. */
-	WARN_ON_ONCE(i + 1 != nwr);
+	if (WARN_ON_ONCE(i + 1 != nwr)) {
+		rds_ib_rdma_rw_destroy(ctx, ctx->rc_nrw);
+		kfree(ctx);
+		op->op_mapped = 0;
+		rds_ib_rdma_sq_put(ep, nwr);
+		return rds_ib_rdma_unpostable(ep, rm, -EPROTO);
+	}
 	if (op->op_fence)
 		first->send_flags |= IB_SEND_FENCE;
 

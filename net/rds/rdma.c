@@ -1438,8 +1438,9 @@ static int rds_ops_posted_held(struct rds_message *rm)
  *
  * Return: 0 to go on with ->xmit(), a positive byte count when the message
  * is complete without a SEND (silent, dropped because it is a
- * retransmission, or naming a key whose registration failed), or a
- * negative errno as ->xmit() returns them.
+ * retransmission, naming a key whose registration failed, or whose RDMA
+ * op the transport can never post: -ECANCELED from ->xmit_rdma(), the op
+ * already reported), or a negative errno as ->xmit() returns them.
  */
 int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
 {
@@ -1486,6 +1487,12 @@ int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
 		trace_rds_rdma_post(cp, rm, false, ret);
 		if (ret == -EINPROGRESS)
 			return rds_ops_posted_held(rm);
+		/*
+		 * Never postable here, and reported: the message must not go,
+		 * or its owner would take the RDMA for done.
+		 */
+		if (ret == -ECANCELED)
+			return rds_ops_unclaim(rm, total);
 		if (ret)
 			return rds_ops_unclaim(rm, ret);
 		cp->cp_xmit_rdma_sent = 1;

@@ -320,7 +320,7 @@ struct rw_layout {
 static const struct rw_layout rw_layouts[] = {
 	{ "1 byte",		1,	100,	1,	0 },
 	{ "one page",		1,	0,	4096,	0 },
-	{ "257 pages",		1,	123,	RW_TARGET - 4096, 0 },
+	{ "257 pages",		1,	123,	RW_TARGET,	0 },
 	{ "3 pieces",		3,	10,	3000,	12288 + 7 },
 	{ "12 pieces",		12,	1000,	700,	8192 },
 	{ "24 pieces",		RW_MAXV, 300,	1500,	8192 + 100 },
@@ -332,9 +332,9 @@ static const struct rw_layout rw_layouts[] = {
  * notification.  The owner's copies of the messages pile up on its
  * socket (the caller drains them).  Return: the status, or -1.
  */
-static int rw_op(int a, const struct sockaddr_storage *ba, uint64_t cookie,
-		 char *arena, const struct rw_layout *l, bool write,
-		 uint64_t token)
+static int rw_send(int a, const struct sockaddr_storage *ba, uint64_t cookie,
+		   uint64_t raddr, char *arena, const struct rw_layout *l,
+		   bool write, uint64_t token)
 {
 	struct rds_iovec v[RW_MAXV];
 	struct rds_rdma_args args = {
@@ -344,17 +344,26 @@ static int rw_op(int a, const struct sockaddr_storage *ba, uint64_t cookie,
 		.flags = RDS_RDMA_NOTIFY_ME | (write ? RDS_RDMA_READWRITE : 0),
 		.user_token = token,
 	};
-	uint64_t got = 0;
 	unsigned int i;
-	int st;
 
 	for (i = 0; i < l->n; i++) {
 		v[i].addr = (uintptr_t)arena + l->off + i * l->step;
 		v[i].bytes = l->len;
 	}
+	args.remote_vec.addr = raddr;
 	args.remote_vec.bytes = (uint64_t)l->n * l->len;
-	if (rds_send_cmsg(a, ba, "rw", 2, RDS_CMSG_RDMA_ARGS, &args,
-			  sizeof(args), WAIT_MS) < 0)
+	return rds_send_cmsg(a, ba, "rw", 2, RDS_CMSG_RDMA_ARGS, &args,
+			     sizeof(args), WAIT_MS) < 0 ? -1 : 0;
+}
+
+static int rw_op(int a, const struct sockaddr_storage *ba, uint64_t cookie,
+		 char *arena, const struct rw_layout *l, bool write,
+		 uint64_t token)
+{
+	uint64_t got = 0;
+	int st;
+
+	if (rw_send(a, ba, cookie, 0, arena, l, write, token))
 		return -1;
 	st = rds_wait_note(a, &got, WAIT_MS);
 	return st >= 0 && got == token ? st : -1;
@@ -369,6 +378,17 @@ static bool rw_same(const char *arena, const struct rw_layout *l,
 	for (i = 0; i < l->n; i++)
 		if (memcmp(arena + l->off + i * l->step,
 			   target + (size_t)i * l->len, l->len))
+			return false;
+	return true;
+}
+
+/* Is every byte of buf c? */
+static bool all_c(const char *buf, size_t len, char c)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (buf[i] != c)
 			return false;
 	return true;
 }
@@ -415,7 +435,7 @@ static bool rw_layout_run(struct __test_metadata *_metadata, int a,
 	} else if (!too_many && !rw_same(arena, l, target)) {
 		TH_LOG("%s: WRITE: target differs", l->name);
 		ok = false;
-	} else if (too_many && (unsigned char)target[0] != 0x5a) {
+	} else if (too_many && !all_c(target, RW_TARGET, 0x5a)) {
 		TH_LOG("%s: unpostable WRITE touched the target", l->name);
 		ok = false;
 	}
@@ -433,7 +453,79 @@ static bool rw_layout_run(struct __test_metadata *_metadata, int a,
 		TH_LOG("%s: unpostable READ touched the local pieces", l->name);
 		ok = false;
 	}
-	rds_drain(b, 50);
+	/* An unpostable op's message must not reach the key's owner. */
+	i = rds_drain(b, 200);
+	if (i != (too_many ? 0 : 2)) {
+		TH_LOG("%s: the owner got %u messages", l->name, i);
+		ok = false;
+	}
+	return ok;
+}
+
+/*
+ * Three WRITEs of 12, 12 and 24 gapped pieces sent at once, into three
+ * regions of the owner's key: with MRs forced the second waits for the
+ * first's MRs (12 + 12 > 16), the third is unpostable once the second is
+ * done; each is notified once, with its data in place.
+ */
+static bool rw_pool_wait(struct __test_metadata *_metadata, int a,
+			 const struct sockaddr_storage *ba, int b,
+			 uint64_t cookie, char *arena, char *target,
+			 bool forced, uint64_t *token)
+{
+	static const uint64_t where[3] = { 0, 512 << 10, 256 << 10 };
+	const struct rw_layout *ls[3] = { &rw_layouts[4], &rw_layouts[4],
+					  &rw_layouts[5] };
+	char *parts[3];
+	uint64_t got = 0;
+	bool ok = true, seen[3] = { false, false, false };
+	int i, k, st;
+
+	memset(target, 0x5a, RW_TARGET);
+	for (i = 0; i < 3; i++) {
+		/* Each its own arena third: the pieces stay apart. */
+		parts[i] = arena + i * (RW_ARENA / 3 & ~4095);
+		for (k = 0; k < (int)ls[i]->n; k++)
+			rds_fill(parts[i] + ls[i]->off + k * ls[i]->step,
+				 ls[i]->len, 2000 + 100 * i + k);
+		if (rw_send(a, ba, cookie, where[i], parts[i], ls[i], true,
+			    *token + 1 + i)) {
+			TH_LOG("pool wait: send %d failed: %s", i,
+			       strerror(errno));
+			return false;
+		}
+	}
+	for (k = 0; k < 3; k++) {
+		st = rds_wait_note(a, &got, WAIT_MS);
+		i = (int)(got - *token - 1);
+		if (st < 0 || i < 0 || i > 2 || seen[i]) {
+			TH_LOG("pool wait: note %d: status %d token %llu", k,
+			       st, (unsigned long long)got);
+			ok = false;
+			break;
+		}
+		seen[i] = true;
+		if (st != (i == 2 && forced ? RDS_RDMA_OTHER_ERROR :
+					      RDS_RDMA_SUCCESS)) {
+			TH_LOG("pool wait: op %d ended %d", i, st);
+			ok = false;
+		} else if (st == RDS_RDMA_SUCCESS &&
+			   !rw_same(parts[i], ls[i], target + where[i])) {
+			TH_LOG("pool wait: op %d: target differs", i);
+			ok = false;
+		}
+	}
+	if (forced && !all_c(target + where[2],
+			     (size_t)ls[2]->n * ls[2]->len, 0x5a)) {
+		TH_LOG("pool wait: the unpostable WRITE touched the target");
+		ok = false;
+	}
+	*token += 3;
+	i = rds_drain(b, 200);
+	if (i != (forced ? 2 : 3)) {
+		TH_LOG("pool wait: the owner got %d messages", i);
+		ok = false;
+	}
 	return ok;
 }
 
@@ -472,6 +564,8 @@ TEST_F(il, rdma_rw)
 		EXPECT_TRUE(rw_layout_run(_metadata, a, &ba, b, cookie, arena,
 					  target, &rw_layouts[i], forced,
 					  &token));
+	EXPECT_TRUE(rw_pool_wait(_metadata, a, &ba, b, cookie, arena, target,
+				 forced, &token));
 	ops = rds_counter("ib_rdma_ops") - ops0;
 	wrs = rds_counter("ib_rdma_wrs") - wrs0;
 	unp = rds_counter("ib_rdma_unpostable") - unp0;
@@ -481,11 +575,11 @@ TEST_F(il, rdma_rw)
 	EXPECT_EQ(0, drops);
 	if (forced) {
 		/* Each op posted: at least a REG_MR and its RDMA per MR. */
-		EXPECT_EQ(2 * (ARRAY_SIZE(rw_layouts) - 1), ops);
+		EXPECT_EQ(2 * (ARRAY_SIZE(rw_layouts) - 1) + 2, ops);
 		EXPECT_GE(wrs, 2 * ops);
-		EXPECT_EQ(2, unp);
+		EXPECT_EQ(3, unp);
 	} else {
-		EXPECT_EQ(2 * ARRAY_SIZE(rw_layouts), ops);
+		EXPECT_EQ(2 * ARRAY_SIZE(rw_layouts) + 3, ops);
 		EXPECT_EQ(0, unp);
 	}
 	close(a);
