@@ -3,7 +3,7 @@
 #
 # Build (once) the debug kernel of the test matrix from Debian's
 # linux-source-6.1: x86_64 defconfig + kvm_guest.config + ./config (what the
-# RDS tests need) + ./config.debug (KASAN, lockdep, kmemleak, UBSAN, failslab).
+# RDS tests need) + ./config.debug (KASAN, lockdep, kmemleak, UBSAN, failslab, fail_page_alloc).
 #
 # The tree is cached outside the clone, under $RDS_CACHE_DIR (default
 # /var/cache/rds-selftests), keyed by a hash of every input: the

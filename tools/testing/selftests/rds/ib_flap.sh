@@ -9,7 +9,13 @@
 #  1. takes its data link down for 1 s (the QP's retransmissions may ride
 #     it out) and, 3 s later, for 8 s (longer than the reconnect backoff:
 #     the connection fails and is re-established);
-#  2. deletes its rxe device and adds it again 2 s later.
+#  2. deletes its rxe device and adds it again 2 s later;
+#  3. takes its data link down for 1 s and then 8 s again, this time under
+#     rdma_stress (RDMA WRITEs and READs into use-once keys both ways, every
+#     op's data checked by the key's owner, every notification counted)
+#     with RDMA_STRESS_DROPS_OK=1: an op in flight when a connection fails
+#     may end RDS_RDMA_DROPPED (its message is never resent), every other
+#     op must succeed with its data in place, each notified exactly once.
 #
 # Each case passes only if rds_stress reports every message delivered
 # exactly once, in order, with its content (RDS retransmits what the peer
@@ -46,18 +52,21 @@ esac
 
 # shellcheck source=SCRIPTDIR/vm/rds-tap.sh
 . rds-tap.sh
-tap_cluster rds_stress
+tap_cluster rds_stress rdma_stress
 msgs=${FLAP_MSGS:-20000}
+rdma_ops=${FLAP_RDMA_OPS:-8000}
 
 trap 'rds-peer -t 60 1 "/tests/ib_flap.sh restore $pa" >/dev/null 2>&1' EXIT
 
-# stress_with ACTION...: rds_stress in the background and, once traffic
-# flows, the ACTIONs (shell code, usually through rds-peer) one after the
-# other; the verdict is rds_stress's.
-stress_with() {
+# bg_with OUT CMD PATTERN ACTION...: CMD (shell code) in the background,
+# its output in OUT, and once traffic flows the ACTIONs (shell code,
+# usually through rds-peer) one after the other; prints OUT's lines that
+# match PATTERN and node 0's connection resets; CMD's verdict.
+bg_with() {
+	out=$1 cmd=$2 pat=$3
+	shift 3
 	r0=$(rds-counter conn_reset)
-	RDS_STRESS_MSGS=$msgs timeout -s KILL 600 ./rds_stress -v peer4 \
-		>/tmp/ib_flap.out 2>&1 &
+	eval "$cmd" >"$out" 2>&1 &
 	sp=$!
 	for a in "$@"; do
 		sleep 3
@@ -65,11 +74,26 @@ stress_with() {
 	done
 	wait $sp
 	rc=$?
-	grep -E "^(not )?ok|flow|failed|bad|recv [0-9]" /tmp/ib_flap.out |
-		sed 's/^/# /' | head -n 20
+	grep -E "$pat" "$out" | sed 's/^/# /' | head -n 20
 	echo "# connection resets on node 0: $(( $(rds-counter conn_reset) - r0 ))"
+	return $rc
+}
+
+# stress_with ACTION...: rds_stress peer4 in the background.
+stress_with() {
+	bg_with /tmp/ib_flap.out \
+		"RDS_STRESS_MSGS=$msgs timeout -s KILL 600 ./rds_stress -v peer4" \
+		"^(not )?ok|flow|failed|bad|recv [0-9]" "$@"
+	rc=$?
 	echo "# node 1: $(parked)"
 	return $rc
+}
+
+# rdma_with ACTION...: rdma_stress ipv4 in the background (see case 3).
+rdma_with() {
+	bg_with /tmp/ib_flap.rdma \
+		"RDMA_STRESS_OPS=$rdma_ops RDMA_STRESS_DROPS_OK=1 RDMA_STRESS_SIW=0 timeout -s KILL 600 ./rdma_stress -v ipv4" \
+		"^(not )?ok|ops|dropped|failed|bad|wrong" "$@"
 }
 
 # node 1's ib_cm_id_parked and ib_cm_id_unparked counters
@@ -93,11 +117,14 @@ unparked() {
 	return 1
 }
 
-echo "1..3"
+echo "1..4"
 t "data link of node 1 down 1 s, then 8 s, under $msgs messages: each once, in order" \
 	'stress_with "rds-peer -t 30 1 \"/tests/ib_flap.sh flap $pa 1\"" \
 		     "rds-peer -t 30 1 \"/tests/ib_flap.sh flap $pa 8\""'
 t "node 1 destroyed every cm_id it parked while its link was down" unparked
 t "rxe device of node 1 deleted, added 2 s later, under $msgs messages: each once, in order" \
 	'stress_with "rds-peer -t 120 1 \"/tests/ib_flap.sh devcycle $pa\""'
+t "data link of node 1 down 1 s, then 8 s, under $rdma_ops RDMA ops: each notified once, data checked" \
+	'rdma_with "rds-peer -t 30 1 \"/tests/ib_flap.sh flap $pa 1\"" \
+		   "rds-peer -t 30 1 \"/tests/ib_flap.sh flap $pa 8\""'
 exit $fail

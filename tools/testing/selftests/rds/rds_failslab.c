@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rds_failslab.c - slab allocation failures in our syscalls, then recovery
+ * rds_failslab.c - slab and page allocation failures in our syscalls, then
  * (issue 10 item 4, the part task-filtered failslab reaches).
  *
  * Needs CONFIG_FAILSLAB and CONFIG_FAULT_INJECTION_DEBUG_FS (the debug
- * tier); skips where /sys/kernel/debug/failslab is missing.  failslab is
+ * tier); skips where /sys/kernel/debug/failslab is missing (and the pages
+ * case where CONFIG_FAIL_PAGE_ALLOC's fail_page_alloc is).  failslab is
  * scoped to the test process: task-filter=Y, ignore-gfp-wait=N, verbose=0,
  * and /proc/self/make-it-fail=1 only around the calls under test, so only
  * allocations made in this task's context fail (socket(), bind(),
@@ -12,8 +13,7 @@
  * GET_MR, GET_MR_FOR_DEST, FREE_MR, recvmsg(), poll(), close(), and the
  * transmit that sendmsg() runs inline).  Connection set-up, receive refill
  * and completions run in workqueue, softirq or interrupt context, which
- * the task filter does not reach, and there is no fail_page_alloc in the
- * debug kernel: page allocation faults are not covered.
+ * the task filter does not reach.
  *
  * One iteration, against a server on node 1 (this program, "serve"):
  * socket, RDS_RECVERR, SO_RCVBUF, SO_SNDBUF, bind, connect, an echo
@@ -33,6 +33,10 @@
  *   random     failslab at 5%, 20% and 50% for this task, ITERS iterations
  *              each (RDS_FAILSLAB_ITERS, default 40); every other
  *              iteration injects only after connect()
+ *   pages      fail_page_alloc at 20% and 50% for this task (every order,
+ *              sleeping allocations too, not __GFP_HIGHMEM: user pages),
+ *              failslab off; the same iterations and checks, and at
+ *              least one call must have failed (CONFIG_FAIL_PAGE_ALLOC)
  *   nth        /proc/thread-self/fail-nth: for every call of an iteration,
  *              fail its 1st, 2nd, ... allocation until the call makes no
  *              more (each allocation site of each call once)
@@ -50,10 +54,12 @@
 #include "rds_test.h"
 
 #define FS		"/sys/kernel/debug/failslab/"
+#define FPA		"/sys/kernel/debug/fail_page_alloc/"
 #define SELF		"/tests/rds_failslab"
 #define PORT_RANDOM	18760
 #define PORT_NTH	18762
 #define PORT_RECOVERY	18764
+#define PORT_PAGES	18766
 #define SEND_MS		20000
 #define WAIT_MS		20000
 #define SRV_LEN		65536
@@ -202,33 +208,65 @@ static int serve(const char *addr, int port, int secs)
 
 /* ---- fault control ------------------------------------------------------ */
 
+/* The knobs we set, in failslab and fail_page_alloc (the last two). */
 static const char *fs_knobs[] = { "task-filter", "probability", "interval",
 				  "times", "ignore-gfp-wait", "verbose",
-				  "space" };
+				  "space", "ignore-gfp-highmem", "min-order" };
 #define NKNOBS (sizeof(fs_knobs) / sizeof(fs_knobs[0]))
-static char fs_saved[NKNOBS][32];
+static char fs_saved[2][NKNOBS][32];
 static pid_t main_pid;
 static long long unmap_keyed0 = -1;
 static int memlock0 = -1;
+static bool have_fpa;
 
-static int fs_set(const char *knob, const char *val)
+static int fi_set(const char *dir, const char *knob, const char *val)
 {
 	char p[128];
 
-	snprintf(p, sizeof(p), FS "%s", knob);
+	snprintf(p, sizeof(p), "%s%s", dir, knob);
 	return rds_write_file(p, val);
+}
+
+static int fs_set(const char *knob, const char *val)
+{
+	return fi_set(FS, knob, val);
+}
+
+static int fpa_set(const char *knob, const char *val)
+{
+	return fi_set(FPA, knob, val);
+}
+
+static void fs_save(void)
+{
+	const char *dirs[2] = { FS, FPA };
+	unsigned int d, i;
+
+	for (d = 0; d < 2; d++)
+		for (i = 0; i < NKNOBS; i++) {
+			char p[128];
+
+			snprintf(p, sizeof(p), "%s%s", dirs[d], fs_knobs[i]);
+			if (rds_read_file(p, fs_saved[d][i],
+					  sizeof(fs_saved[d][i])))
+				fs_saved[d][i][0] = 0;
+		}
 }
 
 static void fs_restore(void)
 {
-	unsigned int i;
+	const char *dirs[2] = { FS, FPA };
+	unsigned int d, i;
 
 	if (getpid() != main_pid)
 		return;
 	fs_set("probability", "0");
-	for (i = 0; i < NKNOBS; i++)
-		if (fs_saved[i][0])
-			fs_set(fs_knobs[i], fs_saved[i]);
+	if (have_fpa)
+		fpa_set("probability", "0");
+	for (d = 0; d < 2; d++)
+		for (i = 0; i < NKNOBS; i++)
+			if (fs_saved[d][i][0])
+				fi_set(dirs[d], fs_knobs[i], fs_saved[d][i]);
 }
 
 /* Open before injecting: opening a file allocates. */
@@ -683,6 +721,7 @@ FIXTURE_SETUP(fs)
 	if (!rds_have_peer())
 		SKIP(return, "no peer node");
 	self->port = strstr(_metadata->name, "random") ? PORT_RANDOM :
+		     strstr(_metadata->name, "pages") ? PORT_PAGES :
 		     strstr(_metadata->name, "nth") ? PORT_NTH : PORT_RECOVERY;
 	self->mem = mmap(NULL, sz, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -782,44 +821,96 @@ static void check_word(struct __test_metadata *_metadata,
 	close(fd);
 }
 
-static void fs_on(struct __test_metadata *_metadata, int prob)
+/*
+ * Arm one fault capability (@dir: failslab or fail_page_alloc) for this
+ * task (make-it-fail, set around each call by iteration()), sleeping
+ * allocations too.  Pages: every order, but not __GFP_HIGHMEM ones: user
+ * pages (the test's own faults, the pages GET_MR pins in) come from
+ * those, and a failed user fault is retried, not an errno of a call.
+ */
+static int fi_on(const char *dir, int prob)
 {
+	bool pages = !strcmp(dir, FPA);
 	char p[16];
 
 	snprintf(p, sizeof(p), "%d", prob);
-	ASSERT_EQ(0, fs_set("task-filter", "Y"));
-	ASSERT_EQ(0, fs_set("ignore-gfp-wait", "N"));
-	ASSERT_EQ(0, fs_set("verbose", "0"));
-	ASSERT_EQ(0, fs_set("interval", "1"));
-	ASSERT_EQ(0, fs_set("times", "-1"));
-	ASSERT_EQ(0, fs_set("space", "0"));
-	ASSERT_EQ(0, fs_set("probability", p));
+	if (fi_set(dir, "task-filter", "Y") ||
+	    fi_set(dir, "ignore-gfp-wait", "N") ||
+	    fi_set(dir, "verbose", "0") || fi_set(dir, "interval", "1") ||
+	    fi_set(dir, "times", "-1") || fi_set(dir, "space", "0"))
+		return -1;
+	if (pages && (fi_set(dir, "ignore-gfp-highmem", "Y") ||
+		      fi_set(dir, "min-order", "0")))
+		return -1;
+	return fi_set(dir, "probability", p);
+}
+
+/*
+ * RDS_FAILSLAB_ITERS iterations at each probability of @probs through
+ * @dir; every call's errno checked (report()).  Return: the FADDs notified
+ * SUCCESS, summed; *@failed (if set) gets the calls that failed.
+ */
+static uint64_t fi_rounds(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(fs) *self, const char *dir,
+			  const char *label, const int *probs,
+			  unsigned int nprobs, unsigned int *failed)
+{
+	int iters = atoi(rds_env("RDS_FAILSLAB_ITERS", "40"));
+	struct timespec t0;
+	uint64_t sum = 0;
+	unsigned int p, c;
+	int i;
+
+	for (p = 0; p < nprobs; p++) {
+		struct tally t = {};
+		char what[32];
+
+		EXPECT_EQ(0, fi_on(dir, probs[p]));
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (i = 0; i < iters; i++)
+			iteration(&self->cx, &t, i + 1000 * p, true, i & 1);
+		EXPECT_EQ(0, fi_set(dir, "probability", "0"));
+		snprintf(what, sizeof(what), "%s%d%%", label, probs[p]);
+		TH_LOG("%s: %d iterations in %ld ms", what, iters,
+		       rds_ms_since(&t0));
+		report(_metadata, what, &t);
+		for (c = 0; failed && c < C_NR; c++)
+			*failed += t.fails[c];
+		sum += t.fadd_sum;
+	}
+	return sum;
 }
 
 TEST_F_TIMEOUT(fs, random, 900)
 {
 	static const int probs[] = { 5, 20, 50 };
-	int iters = atoi(rds_env("RDS_FAILSLAB_ITERS", "40"));
-	struct timespec t0;
-	uint64_t sum = 0;
-	unsigned int p;
-	int i;
 
-	for (p = 0; p < sizeof(probs) / sizeof(probs[0]); p++) {
-		struct tally t = {};
-		char what[32];
+	check_word(_metadata, self,
+		   fi_rounds(_metadata, self, FS, "", probs,
+			     ARRAY_SIZE(probs), NULL));
+}
 
-		fs_on(_metadata, probs[p]);
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		for (i = 0; i < iters; i++)
-			iteration(&self->cx, &t, i + 1000 * p, true, i & 1);
-		ASSERT_EQ(0, fs_set("probability", "0"));
-		snprintf(what, sizeof(what), "%d%%", probs[p]);
-		TH_LOG("%s: %d iterations in %ld ms", what, iters,
-		       rds_ms_since(&t0));
-		report(_metadata, what, &t);
-		sum += t.fadd_sum;
-	}
+/*
+ * Page allocation faults (fail_page_alloc, task-filtered) in the same
+ * calls: message payload pages, registration QP queues, large kmallocs.
+ * The same allowed errnos; some calls must have failed.
+ */
+TEST_F_TIMEOUT(fs, pages, 900)
+{
+	static const int probs[] = { 20, 50 };
+	unsigned int c, failed = 0;
+	uint64_t sum;
+
+	if (!have_fpa)
+		SKIP(return, "no fail_page_alloc (CONFIG_FAIL_PAGE_ALLOC)");
+	ASSERT_EQ(0, fs_set("probability", "0"));
+	sum = fi_rounds(_metadata, self, FPA, "pages ", probs,
+			ARRAY_SIZE(probs), &failed);
+	/* Back to the boot defaults, so that fail-nth counts as before. */
+	for (c = 0; c < NKNOBS; c++)
+		if (fs_saved[1][c][0])
+			fpa_set(fs_knobs[c], fs_saved[1][c]);
+	EXPECT_LT(0, failed) TH_LOG("no call met a page allocation fault");
 	check_word(_metadata, self, sum);
 }
 
@@ -1030,8 +1121,6 @@ TEST_F_TIMEOUT(fs, recovery, 600)
 
 int main(int argc, char **argv)
 {
-	unsigned int i;
-
 	if (argc == 5 && !strcmp(argv[1], "serve"))
 		return serve(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (access(FS "probability", W_OK) ||
@@ -1042,15 +1131,12 @@ int main(int argc, char **argv)
 	}
 	rds_test_prepare();
 	main_pid = getpid();
-	for (i = 0; i < NKNOBS; i++) {
-		char p[128];
-
-		snprintf(p, sizeof(p), FS "%s", fs_knobs[i]);
-		if (rds_read_file(p, fs_saved[i], sizeof(fs_saved[i])))
-			fs_saved[i][0] = 0;
-	}
+	have_fpa = !access(FPA "probability", W_OK);
+	fs_save();
 	atexit(fs_restore);
 	fs_set("probability", "0");
+	if (have_fpa)
+		fpa_set("probability", "0");
 	unmap_keyed0 = rds_counter("ib_rdma_mr_unmap_keyed");
 	if (rds_have_peer())
 		memlock0 = memlock_fill();
