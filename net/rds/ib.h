@@ -445,7 +445,8 @@ struct rds_ib_connection;
  * @e_parked: preallocated entry for parking @e_id at teardown (ib_cm.c)
  * @e_max_send_sge: SGEs per send WR (QP capability)
  * @e_rdma_sq: send queue entries for RDMA/atomic WRs (rds_ib_ep_setup_qp)
- * @e_rw_mrs: MRs in the QP's pool for the RDMA core (ib_rdma.c)
+ * @e_rw_mrs: max_rdma_ctxs of the QP: MRs of the RDMA core's pool where
+ *	it uses MRs (iWARP, force_mr), else only send queue entries
  * @e_rw_mr_pages: pages one of them maps (the RDMA core's limit)
  * @e_send_nr: send ring size
  * @e_sends: send ring

@@ -66,10 +66,12 @@
  * and the send worker).  An op that can never be posted (more MRs than
  * the pool of RDS_IB_RW_MRS holds, more WRs than the room below) is
  * reported RDS_RDMA_OTHER_ERROR (ib_rdma_unpostable) and its message is
- * completed unsent (-ECANCELED to rds.ko): sent without the op, it would
- * tell the key's owner that the RDMA was done.  The connection and its
- * other messages are not touched.  Only a message whose atomic was
- * already posted drops the path instead.
+ * completed unsent (-ECANCELED to rds.ko, which takes it off the path at
+ * once): sent without the op, it would tell the key's owner that the
+ * RDMA was done.  The connection and its other messages are not touched.
+ * Only a message whose atomic was already posted drops the path instead
+ * (its atomic's success is reported by the SEND's completion, which would
+ * never come); that takes both ops in one message, unpostable.
  *
  * Send queue room: the QP has e_rdma_sq entries beyond the send ring;
  * e_rdma_inuse counts those in use by RDMA and atomic WRs.  An op needs
@@ -92,6 +94,9 @@
 #include <linux/slab.h>
 
 #include "ib.h"
+
+/* How long an op whose pages cannot be DMA-mapped is tried again. */
+#define RDS_IB_RDMA_MAP_RETRY_MS	5000
 
 /* The bound of rds.ko that the e_rdma_sq of rds_ib_ep_setup_qp() holds. */
 static_assert(RDS_RDMA_MAX_OP_PAGES <=
@@ -383,8 +388,10 @@ static int rds_ib_rdma_rw_init(struct rds_ib_rdma_ctx *ctx,
  * and each run (rds_ib_rdma_runs()) gets a context of its own.  Every MR
  * comes from the QP's pool of e_rw_mrs; when it is empty the op waits
  * for ops in flight to give theirs back, and one that could never get
- * enough fails.  Mapping failures (-EIO: a full swiotlb; -ENOMEM) are
- * shortages, tried again later.
+ * enough fails.  Mapping failures (-EIO: a full swiotlb, or an address
+ * the device cannot reach; -ENOMEM) are taken for shortages and tried
+ * again later, for RDS_IB_RDMA_MAP_RETRY_MS at most: then the op is
+ * unpostable.
  *
  * Return: the WRs the op takes; -ENOMEM or -EAGAIN to try again later
  * (-EAGAIN: a completion kicks the path); another negative errno: the op
@@ -435,6 +442,11 @@ retry:
 		goto retry;
 	case -EIO:
 	case -ENOMEM:
+		if (!op->op_map_since)
+			op->op_map_since = jiffies | 1;
+		else if (time_after(jiffies, op->op_map_since +
+				    msecs_to_jiffies(RDS_IB_RDMA_MAP_RETRY_MS)))
+			return nwr;
 		return -ENOMEM;
 	case -EAGAIN:
 		break;
@@ -689,13 +701,14 @@ static int rds_ib_rdma_unpostable(struct rds_ib_ep *ep,
  * -EAGAIN while it holds the SEND back, and 0 from the call after its
  * completion (see the theory of operation).  An op that can never be
  * posted here (it needs more send queue room or MRs than the endpoint
- * has, or its pages cannot be mapped) is reported RDS_RDMA_OTHER_ERROR
- * and the call returns 0: the message goes on without it, and the
- * connection stays up.
+ * has, or its pages could not be mapped for RDS_IB_RDMA_MAP_RETRY_MS) is
+ * reported RDS_RDMA_OTHER_ERROR and the call returns -ECANCELED: rds.ko
+ * completes the message unsent, and the connection stays up.
  *
  * Return: 0; -EINPROGRESS posted and holding the SEND; -EAGAIN/-ENOMEM
  * when the send queue, the MRs or memory are short, or while the op holds
- * the SEND back (called again later); -ENOTCONN or -EIO to drop the path.
+ * the SEND back (called again later); -ECANCELED for an unpostable op;
+ * -ENOTCONN or -EIO to drop the path.
  */
 int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 {
@@ -769,11 +782,16 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	}
 	/* rdma_rw_ctx_init()'s counts are the chain's length. */
 	if (WARN_ON_ONCE(i + 1 != nwr)) {
+		/*
+		 * The MRs' keys moved on unposted: rebuild the QP and its
+		 * pool (-EIO drops the path) rather than use them again.
+		 */
 		rds_ib_rdma_rw_destroy(ctx, ctx->rc_nrw);
 		kfree(ctx);
 		op->op_mapped = 0;
 		rds_ib_rdma_sq_put(ep, nwr);
-		return rds_ib_rdma_unpostable(ep, rm, -EPROTO);
+		rds_ib_rdma_unpostable(ep, rm, -EPROTO);
+		return -EIO;
 	}
 	if (op->op_fence)
 		first->send_flags |= IB_SEND_FENCE;

@@ -1440,7 +1440,11 @@ static int rds_ops_posted_held(struct rds_message *rm)
  * is complete without a SEND (silent, dropped because it is a
  * retransmission, naming a key whose registration failed, or whose RDMA
  * op the transport can never post: -ECANCELED from ->xmit_rdma(), the op
- * already reported), or a negative errno as ->xmit() returns them.
+ * already reported), or a negative errno as ->xmit() returns them.  In
+ * the last three cases the message is marked RDS_MSG_UNSENT: its ops are
+ * reported, no ACK will ever name it, and rds_send_xmit() takes it off
+ * the path at once.  (A silent one stays until an ACK covers it: its
+ * op's completion still reports through its socket.)
  */
 int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
 {
@@ -1458,6 +1462,7 @@ int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
 			/* Complete unsent; RDS_RECVERR is told why. */
 			rds_op_report(&rm->m_reg_notifier, false, true,
 				      RDS_RDMA_OTHER_ERROR);
+			set_bit(RDS_MSG_UNSENT, &rm->m_flags);
 			return total;
 		}
 	}
@@ -1466,6 +1471,7 @@ int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
 	if (test_bit(RDS_MSG_RETRANSMITTED, &rm->m_flags)) {
 		/* RDMA is not idempotent: never again after a reconnect. */
 		rds_rdma_msg_drop(rm, RDS_RDMA_DROPPED);
+		set_bit(RDS_MSG_UNSENT, &rm->m_flags);
 		return total;
 	}
 	if (!rds_ops_claim(rm))
@@ -1491,8 +1497,10 @@ int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
 		 * Never postable here, and reported: the message must not go,
 		 * or its owner would take the RDMA for done.
 		 */
-		if (ret == -ECANCELED)
+		if (ret == -ECANCELED) {
+			set_bit(RDS_MSG_UNSENT, &rm->m_flags);
 			return rds_ops_unclaim(rm, total);
+		}
 		if (ret)
 			return rds_ops_unclaim(rm, ret);
 		cp->cp_xmit_rdma_sent = 1;

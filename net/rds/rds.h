@@ -431,6 +431,7 @@ struct rds_incoming {
 #define RDS_MSG_PAGEVEC		7	/* payload pages not ours (cong map) */
 #define RDS_MSG_RDMA_MAP	9	/* m_rdma_mr made by RDS_CMSG_RDMA_MAP */
 #define RDS_MSG_PONG		10	/* a pong, counted in cp_pongs */
+#define RDS_MSG_UNSENT		11	/* complete, never sent, ops reported */
 
 /* rds_message.m_ops_state: the RDMA/atomic ops of a message (rdma.c). */
 enum {
@@ -534,6 +535,8 @@ struct rds_notifier {
  *	<= RDS_MAX_MSG_SIZE)
  * @op_nents: entries in op_sg; each within one page
  * @op_count: mapped entries (transport bookkeeping)
+ * @op_map_since: jiffies (| 1) of the first failed DMA mapping of an op
+ *	not yet posted, 0 if none (transport bookkeeping)
  * @op_sg: the local pages, pinned by rds.ko (FOLL_WRITE for READ), unpinned
  *	when the message is freed
  * @op_notifier: the notification, or NULL; rds.ko queues it once, from
@@ -554,6 +557,7 @@ struct rm_rdma_op {
 	u32			op_bytes;
 	unsigned int		op_nents;
 	unsigned int		op_count;
+	unsigned long		op_map_since;
 	struct scatterlist	*op_sg;
 	struct rds_notifier	*op_notifier;
 	void			*op_pin;
@@ -858,13 +862,16 @@ struct rds_mr {
  * @xmit_path_complete: optional, called after a batch of ->xmit() calls
  *	(ring the doorbell, post the chain, send a pending ACK)
  * @xmit_rdma: optional, post rm->rdma (NULL: RDMA cmsgs get EOPNOTSUPP).
- *	Called by rds_send_xmit() like ->xmit() (RDS_IN_XMIT held, must not
- *	sleep), before the message's ->xmit() and after its ->xmit_atomic(),
- *	once per transmission; @op is &rm->rdma (container_of for rm).
- *	Messages with RDMA/atomic ops are never retransmitted: after a
- *	reconnect rds.ko drops them with RDS_RDMA_DROPPED.  Return 0 or, like
- *	->xmit(), -EAGAIN when the ring is full or -ENOMEM (called again,
- *	nothing posted) or another error (drops the path).  Return
+ *	Called by rds_send_xmit() like ->xmit() (RDS_IN_XMIT held; process
+ *	context, may sleep), before the message's ->xmit() and after its
+ *	->xmit_atomic(), once per transmission; @op is &rm->rdma
+ *	(container_of for rm).  Messages with RDMA/atomic ops are never
+ *	retransmitted: after a reconnect rds.ko drops them with
+ *	RDS_RDMA_DROPPED.  Return 0 or, like ->xmit(), -EAGAIN when the ring
+ *	is full or -ENOMEM (called again, nothing posted) or another error
+ *	(drops the path).  Return -ECANCELED when the op can never be posted
+ *	and was reported (rds_rdma_send_complete()): the message is then
+ *	completed unsent and taken off the path at once.  Return
  *	-EINPROGRESS when the op was posted but holds the message back (the
  *	SEND must wait for its completion): rds.ko counts the op as posted,
  *	so that a cancel no longer reports it, and calls again once kicked;

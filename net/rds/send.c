@@ -299,6 +299,27 @@ static void rds_release_in_xmit(struct rds_conn_path *cp)
 }
 
 /* Advance the transmit cursor by @bytes; true when the message is done. */
+/*
+ * @rm is complete but went nowhere, its ops reported (RDS_MSG_UNSENT): no
+ * ACK will ever name its sequence number, so take it off cp_retrans and
+ * its socket now, as an ACK would (unless one did already).  An ACK it
+ * was to ask for is asked for by the next message.
+ */
+static void rds_send_drop_unsent(struct rds_conn_path *cp,
+				 struct rds_message *rm)
+{
+	unsigned long flags;
+	LIST_HEAD(list);
+
+	spin_lock_irqsave(&cp->cp_lock, flags);
+	if (test_and_clear_bit(RDS_MSG_ON_CONN, &rm->m_flags))
+		list_move_tail(&rm->m_conn_item, &list);
+	if (test_bit(RDS_MSG_ACK_REQUIRED, &rm->m_flags))
+		cp->cp_unacked_packets = 0;
+	spin_unlock_irqrestore(&cp->cp_lock, flags);
+	rds_send_free_list(&list);
+}
+
 static bool rds_send_advance(struct rds_conn_path *cp, struct rds_message *rm,
 			     unsigned int bytes)
 {
@@ -437,6 +458,8 @@ restart:
 		}
 		if (rds_send_advance(cp, rm, ret)) {
 			cp->cp_xmit_rm = NULL;
+			if (test_bit(RDS_MSG_UNSENT, &rm->m_flags))
+				rds_send_drop_unsent(cp, rm);
 			rds_message_put(rm);
 			batch++;
 		}

@@ -720,6 +720,17 @@ FIXTURE_SETUP(fs)
 
 	if (!rds_have_peer())
 		SKIP(return, "no peer node");
+	/*
+	 * fail_page_alloc as booted, whatever an earlier test left armed
+	 * (its child may have died before putting it back): fail-nth counts
+	 * what its filters let through.
+	 */
+	if (have_fpa) {
+		fpa_set("probability", "0");
+		for (i = 0; i < (int)NKNOBS; i++)
+			if (fs_saved[1][i][0])
+				fpa_set(fs_knobs[i], fs_saved[1][i]);
+	}
 	self->port = strstr(_metadata->name, "random") ? PORT_RANDOM :
 		     strstr(_metadata->name, "pages") ? PORT_PAGES :
 		     strstr(_metadata->name, "nth") ? PORT_NTH : PORT_RECOVERY;
