@@ -48,6 +48,7 @@
  * the rds_conn_state tracepoint, every drop request rds_conn_drop.
  */
 #include <linux/kernel.h>
+#include <linux/delay.h>
 #include <linux/slab.h>
 #include <linux/jhash.h>
 #include <linux/random.h>
@@ -531,6 +532,28 @@ void rds_shutdown_worker(struct work_struct *work)
 	rds_conn_path_shutdown(cp);
 }
 
+/*
+ * The path must be DOWN, its shutdown done, before the transport frees
+ * its half: a shutdown still running here (seen once on 6.12 at module
+ * unload: the endpoint half detached while conn_free ran) would use it
+ * after the free.  Drop again and wait, bounded (about 10 s); conn_free
+ * warns if it still is not.
+ */
+static void rds_conn_path_quiesce(struct rds_conn_path *cp)
+{
+	int tries;
+
+	for (tries = 0; tries < 1000; tries++) {
+		if (rds_conn_path_state(cp) == RDS_CONN_DOWN &&
+		    !work_busy(&cp->cp_down_w))
+			return;
+		rds_conn_path_drop(cp, true);
+		flush_work(&cp->cp_down_w);
+		if (rds_conn_path_state(cp) != RDS_CONN_DOWN)
+			msleep(10);
+	}
+}
+
 static void rds_conn_destroy_one(struct rds_connection *conn)
 {
 	struct rds_transport *trans = conn->c_trans;
@@ -550,6 +573,7 @@ static void rds_conn_destroy_one(struct rds_connection *conn)
 		cancel_delayed_work_sync(&cp->cp_conn_w);
 		/* A shutdown queued by a late completion handler. */
 		flush_work(&cp->cp_down_w);
+		rds_conn_path_quiesce(cp);
 		/* A send worker that ran meanwhile may have parked it again. */
 		rds_rdma_path_unwait(cp);
 		rds_send_path_purge(cp);

@@ -46,7 +46,9 @@
  * iWARP devices (siw) and devices with atomic_cap NONE have no atomics:
  * ->atomic_check() makes sendmsg() fail with EOPNOTSUPP.  A misaligned
  * remote address is not posted: it reports REMOTE_ERROR, what a responder
- * answers, and the message goes on without its atomic.
+ * answers, and its message is completed unsent (-ECANCELED to rds.ko, as
+ * for an unpostable RDMA op, ib_rdma.c): sent without the atomic, it
+ * would tell the word's owner that the atomic was done.
  *
  * The 8-byte result goes to the (8-byte aligned, pinned) local buffer;
  * the HCA writes it there.  The SEND that follows needs no fence: the
@@ -431,7 +433,7 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 	if (rid->rid_iwarp || rid->rid_atomic_cap == IB_ATOMIC_NONE) {
 		/* atomic_check let it through: never report success. */
 		rds_atomic_send_complete(rm, RDS_RDMA_OTHER_ERROR);
-		return 0;
+		return -ECANCELED;
 	}
 	if (!op->op_sg || op->op_sg->length < 8)
 		return -EIO;
@@ -441,7 +443,7 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 		 * refuses the post, which would cost the connection.
 		 */
 		rds_atomic_send_complete(rm, RDS_RDMA_REMOTE_ERROR);
-		return 0;
+		return -ECANCELED;
 	}
 
 	if (!rds_ib_rdma_sq_get(ep, 1)) {

@@ -1482,6 +1482,14 @@ int rds_rdma_xmit_ops(struct rds_conn_path *cp, struct rds_message *rm)
 		trace_rds_rdma_post(cp, rm, true, ret);
 		if (ret == -EINPROGRESS)
 			return rds_ops_posted_held(rm);
+		/* As for an RDMA op below; the message's RDMA op never goes. */
+		if (ret == -ECANCELED) {
+			if (rm->rdma.op_active)
+				rds_rdma_send_complete(rm,
+						       RDS_RDMA_OTHER_ERROR);
+			set_bit(RDS_MSG_UNSENT, &rm->m_flags);
+			return rds_ops_unclaim(rm, total);
+		}
 		if (ret)
 			return rds_ops_unclaim(rm, ret);
 		cp->cp_xmit_atomic_sent = 1;

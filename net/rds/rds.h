@@ -882,6 +882,8 @@ struct rds_mr {
  *	op of the message: the SEND, or the RDMA WR when silent).
  * @xmit_atomic: optional, post rm->atomic (NULL: atomic cmsgs get
  *	EOPNOTSUPP); as @xmit_rdma, reporting with rds_atomic_send_complete()
+ *	(-ECANCELED: the atomic is reported and never posted; an RDMA op of
+ *	the message is then reported RDS_RDMA_OTHER_ERROR, never posted)
  * @recv_path: refill receive buffers (receive worker, process context,
  *	may sleep); -ENOMEM/-EAGAIN retries later
  * @inc_copy_to_user: copy up to iov_iter_count(@to) payload bytes of @inc
