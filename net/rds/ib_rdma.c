@@ -343,6 +343,13 @@ static void rds_ib_rdma_rw_destroy(struct rds_ib_rdma_ctx *ctx,
 				    ctx->rc_rw[i].rw_nents, dir);
 }
 
+/* Release a context that was never posted (or whose post failed whole). */
+static void rds_ib_rdma_ctx_free(struct rds_ib_rdma_ctx *ctx)
+{
+	rds_ib_rdma_rw_destroy(ctx, ctx->rc_nrw);
+	kfree(ctx);
+}
+
 /*
  * Build the RDMA core's contexts for the pieces set up in @ctx (DMA
  * mapping, and MRs where the device needs them).  Return: the WRs they
@@ -745,14 +752,12 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 		return rds_ib_rdma_unpostable(ep, rm, ret);
 	nwr = ret;
 	if (nwr > ep->e_rdma_sq) {
-		rds_ib_rdma_rw_destroy(ctx, ctx->rc_nrw);
-		kfree(ctx);
+		rds_ib_rdma_ctx_free(ctx);
 		return rds_ib_rdma_unpostable(ep, rm, -E2BIG);
 	}
 	/* Before rdma_rw_ctx_wrs(): after it a context must be posted. */
 	if (!rds_ib_rdma_sq_get(ep, nwr)) {
-		rds_ib_rdma_rw_destroy(ctx, ctx->rc_nrw);
-		kfree(ctx);
+		rds_ib_rdma_ctx_free(ctx);
 		return -EAGAIN;
 	}
 	op->op_mapped = 1;
@@ -786,8 +791,7 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 		 * The MRs' keys moved on unposted: rebuild the QP and its
 		 * pool (-EIO drops the path) rather than use them again.
 		 */
-		rds_ib_rdma_rw_destroy(ctx, ctx->rc_nrw);
-		kfree(ctx);
+		rds_ib_rdma_ctx_free(ctx);
 		op->op_mapped = 0;
 		rds_ib_rdma_sq_put(ep, nwr);
 		rds_ib_rdma_unpostable(ep, rm, -EPROTO);

@@ -298,7 +298,6 @@ static void rds_release_in_xmit(struct rds_conn_path *cp)
 		wake_up_all(&cp->cp_waitq);
 }
 
-/* Advance the transmit cursor by @bytes; true when the message is done. */
 /*
  * @rm is complete but went nowhere, its ops reported (RDS_MSG_UNSENT): no
  * ACK will ever name its sequence number, so take it off cp_retrans and
@@ -320,6 +319,7 @@ static void rds_send_drop_unsent(struct rds_conn_path *cp,
 	rds_send_free_list(&list);
 }
 
+/* Advance the transmit cursor by @bytes; true when the message is done. */
 static bool rds_send_advance(struct rds_conn_path *cp, struct rds_message *rm,
 			     unsigned int bytes)
 {

@@ -429,12 +429,11 @@ static bool all_c(const char *buf, size_t len, char c)
 /* Is every piece of l still filled with byte c? */
 static bool rw_all(const char *arena, const struct rw_layout *l, char c)
 {
-	unsigned int i, j;
+	unsigned int i;
 
 	for (i = 0; i < l->n; i++)
-		for (j = 0; j < l->len; j++)
-			if (arena[l->off + i * l->step + j] != c)
-				return false;
+		if (!all_c(arena + l->off + i * l->step, l->len, c))
+			return false;
 	return true;
 }
 
