@@ -70,6 +70,16 @@ static struct hlist_head rds_conn_hash[RDS_CONN_HASH_SIZE];
 static DEFINE_SPINLOCK(rds_conn_lock);
 static u32 rds_conn_hash_seed __read_mostly;
 
+/*
+ * Test (0644, ours; 0 = off): a drop that is not the connection's destroy
+ * busy-waits this long between moving the path to ERROR and queuing its
+ * shutdown, so that a destroy racing with it (module unload while the
+ * peer disconnects) meets the window (conn_drop_delay_ms).
+ */
+static unsigned int rds_conn_drop_delay_ms;
+RDS_PARAM_UINT(conn_drop_delay_ms, rds_conn_drop_delay_ms, 0, 500, 0644,
+	       " Test: wait this long between a drop and its queued shutdown (0..500 ms, default 0)");
+
 static struct hlist_head *rds_conn_bucket(const struct net *net,
 					  const struct in6_addr *laddr,
 					  const struct in6_addr *faddr)
@@ -168,6 +178,7 @@ static void rds_conn_path_init(struct rds_connection *conn,
 	INIT_DELAYED_WORK(&cp->cp_recv_w, rds_recv_worker);
 	INIT_DELAYED_WORK(&cp->cp_conn_w, rds_connect_worker);
 	INIT_WORK(&cp->cp_down_w, rds_shutdown_worker);
+	spin_lock_init(&cp->cp_drop_lock);
 	mutex_init(&cp->cp_cm_lock);
 	init_waitqueue_head(&cp->cp_waitq);
 }
@@ -335,14 +346,25 @@ void rds_connect_complete(struct rds_connection *conn)
 }
 EXPORT_SYMBOL_GPL(rds_connect_complete);
 
+/*
+ * Move @cp to ERROR and queue its shutdown.  ERROR means "cp_down_w is
+ * queued or running": a later drop, the destroy's included, does nothing
+ * more and relies on flushing cp_down_w.  So the winner queues the work
+ * before anyone can read ERROR, under cp_drop_lock (a drop that finds
+ * the path in ERROR takes the lock first, so it cannot run between the
+ * transition and the queue_work()).  Any context.
+ */
 static void __rds_conn_path_drop(struct rds_conn_path *cp, bool destroy,
 				 int reason, int detail, const char *why)
 {
 	bool dropped = false;
+	unsigned long flags;
+	unsigned int delay;
 	int state;
 
 	if (destroy)
 		set_bit(RDS_DESTROY_PENDING, &cp->cp_flags);
+	spin_lock_irqsave(&cp->cp_drop_lock, flags);
 	for (;;) {
 		state = rds_conn_path_state(cp);
 		/* Already shutting down, or nothing to shut down. */
@@ -357,17 +379,22 @@ static void __rds_conn_path_drop(struct rds_conn_path *cp, bool destroy,
 		}
 	}
 	trace_rds_conn_drop(cp, reason, detail, why, dropped);
-	if (!dropped)
-		return;
-	/* Only the transition's winner writes; debugfs reads locklessly. */
-	WRITE_ONCE(cp->cp_drop_reason, reason);
-	WRITE_ONCE(cp->cp_drop_detail, detail);
-	WRITE_ONCE(cp->cp_drop_why, why);
-	WRITE_ONCE(cp->cp_drop_jiffies, jiffies);
-	WRITE_ONCE(cp->cp_drops, cp->cp_drops + 1);
-	rds_stats_conn_drop(reason);
-	rds_stats_inc(s_conn_reset);
-	queue_work(rds_wq, &cp->cp_down_w);
+	if (dropped) {
+		/* Only the transition's winner writes; debugfs reads locklessly. */
+		WRITE_ONCE(cp->cp_drop_reason, reason);
+		WRITE_ONCE(cp->cp_drop_detail, detail);
+		WRITE_ONCE(cp->cp_drop_why, why);
+		WRITE_ONCE(cp->cp_drop_jiffies, jiffies);
+		WRITE_ONCE(cp->cp_drops, cp->cp_drops + 1);
+		rds_stats_conn_drop(reason);
+		rds_stats_inc(s_conn_reset);
+		/* Test: widen the window a lockless pair would leave open. */
+		delay = READ_ONCE(rds_conn_drop_delay_ms);
+		if (unlikely(delay) && !destroy)
+			mdelay(delay);
+		queue_work(rds_wq, &cp->cp_down_w);
+	}
+	spin_unlock_irqrestore(&cp->cp_drop_lock, flags);
 }
 
 void rds_conn_path_drop(struct rds_conn_path *cp, bool destroy)
@@ -533,30 +560,38 @@ void rds_shutdown_worker(struct work_struct *work)
 }
 
 /*
- * The path must be DOWN, its shutdown done, before the transport frees
- * its half: a shutdown still running here (seen once on 6.12 at module
- * unload: the endpoint half detached while conn_free ran) would use it
- * after the free.  Drop again and wait, bounded (about 10 s); conn_free
- * warns if it still is not.
+ * The path must be DOWN and its shutdown finished before the transport
+ * frees its half.  The destroy's drop and flush make it so: a drop that
+ * finds ERROR knows the shutdown is queued (__rds_conn_path_drop()), and
+ * no drop leaves DOWN once DESTROY_PENDING is set.  This checks it; should
+ * it ever not hold, it warns and waits (bounded, about 10 s) rather than
+ * let conn_free free what a shutdown still uses.
+ *
+ * Return: true when the path is quiet.
  */
-static void rds_conn_path_quiesce(struct rds_conn_path *cp)
+static bool rds_conn_path_quiesce(struct rds_conn_path *cp)
 {
 	int tries;
 
 	for (tries = 0; tries < 1000; tries++) {
-		if (rds_conn_path_state(cp) == RDS_CONN_DOWN &&
-		    !work_busy(&cp->cp_down_w))
-			return;
+		int state = rds_conn_path_state(cp);
+
+		if (state == RDS_CONN_DOWN && !work_busy(&cp->cp_down_w))
+			return true;
+		WARN_ONCE(!tries, "RDS: path %u still in state %d after its destroy\n",
+			  cp->cp_index, state);
 		rds_conn_path_drop(cp, true);
 		flush_work(&cp->cp_down_w);
 		if (rds_conn_path_state(cp) != RDS_CONN_DOWN)
 			msleep(10);
 	}
+	return false;
 }
 
 static void rds_conn_destroy_one(struct rds_connection *conn)
 {
 	struct rds_transport *trans = conn->c_trans;
+	bool quiet = true;
 	unsigned int i;
 
 	for (i = 0; i < RDS_MAX_PATHS; i++) {
@@ -571,15 +606,22 @@ static void rds_conn_destroy_one(struct rds_connection *conn)
 		cancel_delayed_work_sync(&cp->cp_send_w);
 		cancel_delayed_work_sync(&cp->cp_recv_w);
 		cancel_delayed_work_sync(&cp->cp_conn_w);
-		/* A shutdown queued by a late completion handler. */
-		flush_work(&cp->cp_down_w);
-		rds_conn_path_quiesce(cp);
+		if (!rds_conn_path_quiesce(cp)) {
+			/* Leak it rather than free it under a shutdown. */
+			quiet = false;
+			continue;
+		}
 		/* A send worker that ran meanwhile may have parked it again. */
 		rds_rdma_path_unwait(cp);
 		rds_send_path_purge(cp);
 		if (trans->conn_free)
 			trans->conn_free(cp->cp_transport_data);
 		cp->cp_transport_data = NULL;
+	}
+	if (!quiet) {
+		pr_err("RDS: connection %pI6c->%pI6c never went down; leaking it\n",
+		       &conn->c_laddr, &conn->c_faddr);
+		return;
 	}
 	if (!conn->c_loopback)
 		rds_cong_remove_conn(conn);

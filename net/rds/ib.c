@@ -521,19 +521,33 @@ static int rds_ib_conn_alloc(struct rds_connection *conn, gfp_t gfp)
 	return 0;
 }
 
-/* conn_free: the path is DOWN and quiet (shutdown waited for endpoints). */
+/*
+ * conn_free: the path is DOWN and quiet (shutdown waited for endpoints).
+ * Should an endpoint still be attached, @ic is left allocated: the
+ * endpoint's handlers may still reach it.
+ */
 static void rds_ib_conn_free(void *data)
 {
 	struct rds_ib_connection *ic = data;
+	unsigned long flags, eflags = 0;
+	bool active = false;
+	void *ep;
 
 	if (!ic)
 		return;
-	WARN(ic->ic_ep || atomic_read(&ic->ic_nr_eps),
-	     "RDS/IB: conn_free with endpoint %p (flags %#lx, %s), %d endpoints, path state %d\n",
-	     ic->ic_ep, ic->ic_ep ? ic->ic_ep->e_flags : 0,
-	     ic->ic_ep && ic->ic_ep->e_active ? "active" : "passive",
-	     atomic_read(&ic->ic_nr_eps),
-	     ic->ic_cp ? rds_conn_path_state(ic->ic_cp) : -1);
+	spin_lock_irqsave(&ic->ic_ep_lock, flags);
+	ep = ic->ic_ep;
+	if (ep) {
+		eflags = ic->ic_ep->e_flags;
+		active = ic->ic_ep->e_active;
+	}
+	spin_unlock_irqrestore(&ic->ic_ep_lock, flags);
+	if (WARN(ep || atomic_read(&ic->ic_nr_eps),
+		 "RDS/IB: conn_free with endpoint %p (flags %#lx, %s), %d endpoints, path state %d\n",
+		 ep, eflags, active ? "active" : "passive",
+		 atomic_read(&ic->ic_nr_eps),
+		 ic->ic_cp ? rds_conn_path_state(ic->ic_cp) : -1))
+		return;
 	mutex_destroy(&ic->ic_mutex);
 	kfree(ic);
 }

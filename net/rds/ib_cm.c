@@ -464,6 +464,7 @@ static void rds_ib_ep_destroy(struct rds_ib_ep *ep)
 	struct rds_ib_connection *ic = ep->e_ic;
 	struct rds_ib_device *rid = ep->e_rid;
 	bool port_down = false;
+	unsigned long flags;
 
 	set_bit(RDS_IB_EP_DEAD, &ep->e_flags);
 	/*
@@ -534,8 +535,15 @@ static void rds_ib_ep_destroy(struct rds_ib_ep *ep)
 	}
 	kfree(ep);
 
+	/*
+	 * Under the waitqueue's lock: the shutdown may see the count reach
+	 * zero and let conn_free free @ic as soon as it can take that lock,
+	 * so the wake-up must be done by then.
+	 */
+	spin_lock_irqsave(&ic->ic_wait.lock, flags);
 	if (atomic_dec_and_test(&ic->ic_nr_eps))
-		wake_up_all(&ic->ic_wait);
+		wake_up_all_locked(&ic->ic_wait);
+	spin_unlock_irqrestore(&ic->ic_wait.lock, flags);
 }
 
 static void rds_ib_ep_destroy_worker(struct work_struct *work)
@@ -1256,6 +1264,9 @@ void rds_ib_conn_path_shutdown(struct rds_conn_path *cp)
 		rds_ib_ep_destroy(ep);
 	/* Endpoints abandoned by connect races go away on rds_ib_wq. */
 	wait_event(ic->ic_wait, atomic_read(&ic->ic_nr_eps) == 0);
+	/* The last rds_ib_ep_destroy() is out of its wake-up (@ic lives on). */
+	spin_lock_irq(&ic->ic_wait.lock);
+	spin_unlock_irq(&ic->ic_wait.lock);
 }
 
 /**

@@ -199,7 +199,6 @@ enum rds_conn_state {
 #define RDS_IN_XMIT		2	/* someone is inside rds_send_xmit() */
 #define RDS_DESTROY_PENDING	4	/* connection is being destroyed */
 #define RDS_CONG_UPDATE_QUEUED	5	/* our congestion map must be sent */
-#define RDS_SHUTDOWN_QUEUED	6	/* shutdown work queued */
 #define RDS_XMIT_RETRY		7	/* rds_send_xmit() found IN_XMIT busy */
 
 /*
@@ -256,6 +255,9 @@ enum rds_drop_reason {
  * @cp_recv_w: receive worker: calls ->recv_path() (refill etc.)
  * @cp_conn_w: connect worker: calls ->conn_path_connect()
  * @cp_down_w: shutdown worker: ->conn_path_shutdown(), requeue, reconnect
+ * @cp_drop_lock: makes a drop's move to ERROR and its queuing of cp_down_w
+ *	one step, so that whoever sees ERROR may rely on cp_down_w being
+ *	queued (a leaf lock, any context)
  * @cp_cm_lock: held by the core around ->conn_path_connect() and
  *	->conn_path_shutdown(); a transport may take it in its CM handler to
  *	serialise against both (process context only)
@@ -303,6 +305,7 @@ struct rds_conn_path {
 	struct delayed_work	cp_recv_w;
 	struct delayed_work	cp_conn_w;
 	struct work_struct	cp_down_w;
+	spinlock_t		cp_drop_lock;
 	struct mutex		cp_cm_lock;
 	wait_queue_head_t	cp_waitq;
 

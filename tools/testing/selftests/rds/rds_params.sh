@@ -279,6 +279,13 @@ good $R/rdma_post_delay_ms 1000
 bad $R/rdma_post_delay_ms 1001
 bad $R/rdma_post_delay_ms -1
 good $R/rdma_post_delay_ms 0
+# A drop's pause between ERROR and its queued shutdown (ib_unload.sh).
+t "rds/conn_drop_delay_ms is 0644" '[ "$(stat -c %a $R/conn_drop_delay_ms)" = 644 ]'
+default $R/conn_drop_delay_ms 0
+good $R/conn_drop_delay_ms 500
+bad $R/conn_drop_delay_ms 501
+bad $R/conn_drop_delay_ms -1
+good $R/conn_drop_delay_ms 0
 
 # At load time.  loads MODULE PARAMS...: insmod succeeds.  refused MODULE
 # PARAM=VALUE: insmod fails with EINVAL, the module is not loaded and the
