@@ -29,6 +29,16 @@
  * of all connections together are capped by net.rds.ib.max_recv_allocation
  * (a per-CPU counter: no lock or cache line shared on the data path).
  *
+ * Recycling.  A fragment page that comes back whole (its message was
+ * read, or it only carried an ACK) and the state of a one-fragment
+ * message go to a small per-CPU stack (RDS_IB_RECYCLE_MAX of each,
+ * irq-safe) instead of the allocators, and the next refill or message on
+ * that CPU takes them from there: on a request/response exchange the
+ * receive path then allocates nothing.  A page is recycled only while we
+ * hold its last reference and it is local and not from the emergency
+ * reserves; recycled pages are not counted in max_recv_allocation, and
+ * the stacks are emptied when the module leaves.
+ *
  * Reassembly.  The first fragment of a message allocates a struct
  * rds_ib_incoming with room for one page pointer per fragment, taken from
  * its header's h_len, which is checked against the 1 MiB limit.  When that
@@ -147,6 +157,8 @@ int rds_ib_recv_init(void)
 	return 0;
 }
 
+static void rds_ib_recycle_drain(void);
+
 /**
  * rds_ib_recv_exit - undo rds_ib_recv_init()
  *
@@ -154,6 +166,7 @@ int rds_ib_recv_init(void)
  */
 void rds_ib_recv_exit(void)
 {
+	rds_ib_recycle_drain();
 	mempool_destroy(rds_ib_inc_pool);
 	WARN_ON(percpu_counter_sum(&rds_ib_rx_allocated));
 	percpu_counter_destroy(&rds_ib_rx_allocated);
@@ -169,22 +182,103 @@ static bool rds_ib_rx_alloc_ok(void)
 	return true;
 }
 
+/* Per-CPU stacks of whole fragment pages and one-fragment message states. */
+#define RDS_IB_RECYCLE_MAX	32
+struct rds_ib_recycle {
+	unsigned int		nr_pages;
+	unsigned int		nr_incs;
+	struct page		*pages[RDS_IB_RECYCLE_MAX];
+	struct rds_ib_incoming	*incs[RDS_IB_RECYCLE_MAX];
+};
+static DEFINE_PER_CPU(struct rds_ib_recycle, rds_ib_recycle);
+
+/* Empty every CPU's stacks (module exit: no connection is left). */
+static void rds_ib_recycle_drain(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct rds_ib_recycle *rc = per_cpu_ptr(&rds_ib_recycle, cpu);
+
+		while (rc->nr_pages)
+			put_page(rc->pages[--rc->nr_pages]);
+		while (rc->nr_incs)
+			kfree(rc->incs[--rc->nr_incs]);
+	}
+}
+
 static void rds_ib_frag_put(struct page *page)
 {
-	put_page(page);
 	percpu_counter_sub(&rds_ib_rx_allocated, 1);
+	/* Only ours (nobody else can take a reference) and ordinary. */
+	if (page_ref_count(page) == 1 && page_to_nid(page) == numa_mem_id() &&
+	    !page_is_pfmemalloc(page)) {
+		struct rds_ib_recycle *rc;
+		unsigned long flags;
+
+		local_irq_save(flags);
+		rc = this_cpu_ptr(&rds_ib_recycle);
+		if (rc->nr_pages < RDS_IB_RECYCLE_MAX) {
+			rc->pages[rc->nr_pages++] = page;
+			page = NULL;
+		}
+		local_irq_restore(flags);
+		if (!page)
+			return;
+	}
+	put_page(page);
 }
 
 static struct page *rds_ib_frag_get(gfp_t gfp)
 {
-	struct page *page;
+	struct rds_ib_recycle *rc;
+	struct page *page = NULL;
+	unsigned long flags;
 
 	if (!rds_ib_rx_alloc_ok() || rds_ib_recv_inject_fail(gfp))
 		return NULL;
-	page = alloc_page(gfp | __GFP_NOWARN);
+	local_irq_save(flags);
+	rc = this_cpu_ptr(&rds_ib_recycle);
+	if (rc->nr_pages)
+		page = rc->pages[--rc->nr_pages];
+	local_irq_restore(flags);
+	if (!page)
+		page = alloc_page(gfp | __GFP_NOWARN);
 	if (page)
 		percpu_counter_add(&rds_ib_rx_allocated, 1);
 	return page;
+}
+
+/* A recycled one-fragment message state, or NULL. */
+static struct rds_ib_incoming *rds_ib_inc_recycled(void)
+{
+	struct rds_ib_incoming *ibinc = NULL;
+	struct rds_ib_recycle *rc;
+	unsigned long flags;
+
+	local_irq_save(flags);
+	rc = this_cpu_ptr(&rds_ib_recycle);
+	if (rc->nr_incs)
+		ibinc = rc->incs[--rc->nr_incs];
+	local_irq_restore(flags);
+	return ibinc;
+}
+
+/* Keep a one-fragment message state for the next message.  Return: kept. */
+static bool rds_ib_inc_recycle(struct rds_ib_incoming *ibinc)
+{
+	struct rds_ib_recycle *rc;
+	unsigned long flags;
+	bool kept = false;
+
+	local_irq_save(flags);
+	rc = this_cpu_ptr(&rds_ib_recycle);
+	if (rc->nr_incs < RDS_IB_RECYCLE_MAX) {
+		rc->incs[rc->nr_incs++] = ibinc;
+		kept = true;
+	}
+	local_irq_restore(flags);
+	return kept;
 }
 
 /**
@@ -474,9 +568,14 @@ static bool rds_ib_process_frag(struct rds_ib_ep *ep,
 			return false;
 		nfrags = len ? DIV_ROUND_UP(len, RDS_FRAG_SIZE) : 1;
 		ibinc = NULL;
-		if (!rds_ib_recv_inject_fail(GFP_ATOMIC))
-			ibinc = kmalloc(struct_size(ibinc, ii_pages, nfrags),
-					GFP_ATOMIC | __GFP_NOWARN);
+		if (!rds_ib_recv_inject_fail(GFP_ATOMIC)) {
+			if (nfrags == 1)
+				ibinc = rds_ib_inc_recycled();
+			if (!ibinc)
+				ibinc = kmalloc(struct_size(ibinc, ii_pages,
+							    nfrags),
+						GFP_ATOMIC | __GFP_NOWARN);
+		}
 		if (ibinc) {
 			ibinc->ii_reserve = false;
 		} else {
@@ -786,6 +885,9 @@ int rds_ib_inc_copy_to_user(struct rds_incoming *inc, struct iov_iter *to)
 		if (ret != chunk)
 			return -EFAULT;
 	}
+	/* The copy_to_user counter (as in-tree): bytes to user memory. */
+	if (user_backed_iter(to))
+		rds_stats_add(s_copy_to_user, copied);
 	return copied;
 }
 
@@ -806,6 +908,6 @@ void rds_ib_inc_free(struct rds_incoming *inc)
 		rds_ib_frag_put(ibinc->ii_pages[i]);
 	if (ibinc->ii_reserve)
 		mempool_free(ibinc, rds_ib_inc_pool);
-	else
+	else if (ibinc->ii_nr_frags != 1 || !rds_ib_inc_recycle(ibinc))
 		kfree(ibinc);
 }

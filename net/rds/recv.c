@@ -40,11 +40,21 @@
  * MSG_TRUNC, and cmsgs (SO_TIMESTAMP, RDS_CMSG_RXPATH_LATENCY, the RDMA
  * cookie).  MSG_PEEK leaves the message queued; a message dequeued by a
  * concurrent reader between the copy and the dequeue is retried.
+ *
+ * Busy polling.  A blocking recvmsg() on a socket with a busy-read time
+ * (SO_BUSY_POLL, default net.core.busy_read) spins that long for a message
+ * before it sleeps, and poll()/select() with net.core.busy_poll set keep
+ * polling the socket instead of sleeping (rds_poll() answers
+ * POLL_BUSY_LOOP).  Nothing is polled on the transport's behalf: RDS
+ * messages arrive through completion handlers, not a NAPI context; what
+ * spinning saves is the sleep and the wake-up, which on a request/response
+ * exchange cost as much as the wire.  Off by default, as for every socket.
  */
 #include <linux/kernel.h>
 #include <linux/sched/clock.h>
 #include <linux/time.h>
 #include <net/sock.h>
+#include <net/busy_poll.h>
 #include <net/ipv6.h>
 
 #include "rds.h"
@@ -461,6 +471,32 @@ static void rds_recv_fill_name(struct msghdr *msg, struct rds_sock *rs,
 	}
 }
 
+/*
+ * Busy read: spin up to the socket's busy-read time (SO_BUSY_POLL) for
+ * something to receive, yielding the CPU to whoever needs it meanwhile
+ * (as napi_busy_loop() does).  Process context.  Return: true when
+ * something is pending.
+ */
+static bool rds_recv_busy_wait(struct sock *sk, struct rds_sock *rs)
+{
+#ifdef CONFIG_NET_RX_BUSY_POLL
+	unsigned long start;
+
+	if (!READ_ONCE(sk->sk_ll_usec))
+		return false;
+	start = busy_loop_current_time();
+	do {
+		if (rds_recv_pending(rs))
+			return true;
+		if (need_resched())
+			cond_resched();
+		else
+			cpu_relax();
+	} while (!signal_pending(current) && !sk_busy_loop_timeout(sk, start));
+#endif
+	return false;
+}
+
 int rds_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
 		int msg_flags)
 {
@@ -497,6 +533,8 @@ int rds_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
 				ret = rds_zcopy_recv(rs, msg) ? 0 : -EAGAIN;
 				break;
 			}
+			if (rds_recv_busy_wait(sk, rs))
+				continue;
 			timeo = wait_event_interruptible_timeout(*sk_sleep(sk),
 					rds_recv_pending(rs), timeo);
 			if (timeo > 0 || timeo == MAX_SCHEDULE_TIMEOUT)

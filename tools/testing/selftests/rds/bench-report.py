@@ -24,6 +24,7 @@ NAMES = {"ours": "ours", "intree": "in-tree", "raw": "raw"}
 # from MsgRate (its BW column has too few digits at 8 bytes).
 RAW_FOR = {
     "rtt": ("send_lat", None),
+    "rtt_busy": ("send_lat", None),
     "rdma_write": ("write_bw", "size"),
     "rdma_read": ("read_bw", "size"),
     "atomic": ("atomic_bw", None),
@@ -87,7 +88,7 @@ def raw_value(r, test):
 
 def figure(test):
     """(column name, unit, True when lower is better) of a rds-bench test."""
-    if test == "rtt":
+    if test in ("rtt", "rtt_busy"):
         return ("p50 RTT", "us", True)
     if test == "rate":
         return ("round trips", "/s", False)
@@ -99,7 +100,7 @@ def figure(test):
 def rds_value(r):
     if r is None or r.get("status") != "ok":
         return None
-    if r["test"] == "rtt":
+    if r["test"] in ("rtt", "rtt_busy"):
         return r["latency_us"]["p50"]
     if r["test"] in ("rate", "atomic", "atomic_silent"):
         return r["ops_per_sec"]
@@ -210,6 +211,8 @@ def main():
           f" (ours, in-tree, raw), {secs} s per test, depth 8; median (min..max) over rounds.  TCG numbers: only ratios count.")
     print("raw = perftest on rxe0, same VMs: rtt vs 2 x ib_send_lat 64 B t_typical (rds-bench's"
           " rtt sends 48-byte messages, 1 in flight);")
+    print("      rtt_busy = rtt with busy polling on both nodes (net.core.busy_poll and busy_read,"
+          " RDS_BENCH_BUSY_US; in-tree ignores them);")
     print("      rdma_write/rdma_read SIZE vs ib_write_bw/ib_read_bw -s SIZE; atomic vs ib_atomic_bw"
           " (8 B fetch-add) op/s.")
     print("Ratios of medians; for p50 RTT lower is better (ours/raw 2.0 = twice the raw RTT),"
@@ -305,6 +308,9 @@ def main():
                 "acks_sent": {m: count(m, test, size, ctr("ib_ack_sent")) for m in ("ours", "intree")},
                 "copy_bytes": {m: count(m, test, size, ctr("copy_from_user")) for m in ("ours", "intree")},
                 "tx_posts": {"ours": count("ours", test, size, ctr("ib_tx_posts"))},
+                "slab_allocs": {m: count(m, test, size, ctr("alloc.slab")) for m in ("ours", "intree")},
+                "page_allocs": {m: count(m, test, size, ctr("alloc.pages")) for m in ("ours", "intree")},
+                "rx_copy_bytes": {m: count(m, test, size, ctr("copy_to_user")) for m in ("ours", "intree")},
             }
             count_rows.append(c)
             print(f'{test:<13} {size:>7} | {fmt(c["wire"]["ours"]):>9} {fmt(c["wire"]["intree"]):>7}'
@@ -313,6 +319,23 @@ def main():
                   f' {fmt(c["rx_cq_events"]["intree"]):>7} | {fmt(c["acks_sent"]["ours"]):>8}'
                   f' {fmt(c["acks_sent"]["intree"]):>7} | {fmt(c["copy_bytes"]["ours"]):>9}'
                   f' {fmt(c["copy_bytes"]["intree"]):>7} | {fmt(c["tx_posts"]["ours"]):>5}')
+
+    if count_rows:
+        print("\nallocations and receive copies per operation on node 0 (median over rounds):"
+              " slab = slab allocator calls")
+        print("made by the rds and rds_rdma modules (call site), pages = page allocator calls"
+              " with one of their")
+        print("functions on the stack (hist triggers), rcopy = bytes the CPU copied on"
+              " receive (copy_to_user)")
+        hdr = (f'{"test":<13} {"size":>7} | {"slab ours":>9} {"in-tree":>7} |'
+               f' {"pages ours":>10} {"in-tree":>7} | {"rcopy ours":>10} {"in-tree":>7}')
+        print(hdr)
+        print("-" * len(hdr))
+        for c in count_rows:
+            print(f'{c["test"]:<13} {c["size"]:>7} | {fmt(c["slab_allocs"]["ours"]):>9}'
+                  f' {fmt(c["slab_allocs"]["intree"]):>7} | {fmt(c["page_allocs"]["ours"]):>10}'
+                  f' {fmt(c["page_allocs"]["intree"]):>7} | {fmt(c["rx_copy_bytes"]["ours"]):>10}'
+                  f' {fmt(c["rx_copy_bytes"]["intree"]):>7}')
 
     if mem:
         print("\nmemory on node 0: module text+data (/proc/modules), kernel slab idle -> after"

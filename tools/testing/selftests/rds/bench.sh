@@ -10,9 +10,11 @@
 #   RDS_BENCH_SECONDS per test (default 2), RDS_BENCH_ROUNDS (default 3),
 #   RDS_BENCH_SIZES for bw and RDMA (default 4K,64K,1M),
 #   RDS_BENCH_LAT_ITERS ib_send_lat iterations (default 1000),
+#   RDS_BENCH_BUSY_US busy-poll time of rtt_busy (default 5000),
 #   RDS_BENCH_TESTS a comma list of the rds-bench tests (and their raw
 #   counterparts) to run
-#   (default rate,bw,bw_zc,rtt,rdma_write,rdma_read,atomic,atomic_silent)
+#   (default rate,bw,bw_zc,rtt,rdma_write,rdma_read,atomic,atomic_silent;
+#   rtt_busy, rtt with busy polling on both nodes, only when named)
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../../.." && pwd)
 out=$top/build/bench
@@ -21,7 +23,7 @@ log=$out/run.log
 secs=${RDS_BENCH_SECONDS:-2}
 rounds=${RDS_BENCH_ROUNDS:-3}
 envs=()
-for v in RDS_BENCH_SECONDS RDS_BENCH_ROUNDS RDS_BENCH_SIZES RDS_BENCH_LAT_ITERS \
+for v in RDS_BENCH_SECONDS RDS_BENCH_ROUNDS RDS_BENCH_SIZES RDS_BENCH_LAT_ITERS RDS_BENCH_BUSY_US \
 	 RDS_BENCH_TESTS; do
 	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 done

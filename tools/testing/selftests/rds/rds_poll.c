@@ -10,7 +10,15 @@
  * POLLIN|POLLWRBAND after any congestion-map update anywhere ("historical
  * reasons"); the tests therefore poll once to consume it before they check
  * that POLLIN is absent.
+ *
+ * busy_poll and busy_read (ours only: in-tree ignores busy polling): with
+ * net.core.busy_poll set, a poll() that a message ends within that time
+ * never sleeps; with SO_BUSY_POLL (net.core.busy_read's per-socket form),
+ * neither does a blocking recvmsg().  Measured as the caller's voluntary
+ * context switches, with the sender pinned to another CPU (skipped on one
+ * CPU); time-outs and wake-ups after the busy time behave as before.
  */
+#include <sched.h>
 #include <sys/epoll.h>
 #include "rds_test.h"
 
@@ -169,6 +177,194 @@ TEST_F(pl, epoll)
 	EXPECT_TRUE(ev.events & EPOLLIN);
 	ASSERT_EQ(1, rds_recv_wait(self->b, &c, 1, 0, NULL, RDS_WAIT_MS));
 	close(ep);
+}
+
+/* This thread's voluntary context switches (each sleep is one). */
+static long voluntary_switches(void)
+{
+	char line[128];
+	long n = -1;
+	FILE *f = fopen("/proc/thread-self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+static int write_sysctl(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fputs(val, f) < 0 ? -1 : 0;
+	return fclose(f) ? -1 : ret;
+}
+
+/*
+ * Pin this process to CPU 0 and fork a child on CPU 1 that sends one byte
+ * from @a to @to after @ms.  Returns once the child runs on CPU 1 (so its
+ * start does not preempt us later).  Return: its pid, 0 with one CPU, -1
+ * on error.
+ */
+static pid_t pinned_sender(int a, const struct sockaddr_storage *to, int ms)
+{
+	cpu_set_t set;
+	int fds[2];
+	char c;
+	pid_t pid;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) || pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid < 0 || (pid > 0 && read(fds[0], &c, 1) != 1)) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid) {
+		close(fds[0]);
+		close(fds[1]);
+		return pid;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) ||
+	    write(fds[1], "r", 1) != 1)
+		_exit(2);
+	rds_msleep(ms);
+	_exit(rds_sendto(a, "b", 1, 0, to) == 1 ? 0 : 1);
+}
+
+static void unpin(void)
+{
+	cpu_set_t set;
+	long i, n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CPU_ZERO(&set);
+	for (i = 0; i < n && i < CPU_SETSIZE; i++)
+		CPU_SET(i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * One busy wait for a byte sent from another CPU 50 ms later, through
+ * poll() (@use_poll) or a blocking recv().  Return: how often the wait
+ * slept, -1 on error, -2 with one CPU.
+ */
+static long busy_attempt(int a, int b, const struct sockaddr_storage *ba,
+			 bool use_poll)
+{
+	struct pollfd p = { .fd = b, .events = POLLIN };
+	long before, after;
+	int status, r = -1;
+	pid_t pid;
+	char c = 0;
+
+	poll_now(b, POLLIN);
+	pid = pinned_sender(a, ba, 50);
+	if (pid <= 0) {
+		unpin();
+		return pid ? -1 : -2;
+	}
+	before = voluntary_switches();
+	if (use_poll) {
+		r = poll(&p, 1, RDS_WAIT_MS) == 1 && p.revents == POLLIN;
+		after = voluntary_switches();
+		if (r == 1)
+			r = recv(b, &c, 1, MSG_DONTWAIT) == 1 && c == 'b';
+	} else {
+		r = recv(b, &c, 1, 0) == 1 && c == 'b';
+		after = voluntary_switches();
+	}
+	unpin();
+	if (waitpid(pid, &status, 0) != pid || status || r != 1 ||
+	    before < 0 || after < 0)
+		return -1;
+	return after - before;
+}
+
+/*
+ * Busy waits that a message ends must not sleep; a kernel thread woken on
+ * our CPU can end one early (need_resched()), so three tries are allowed.
+ * Without busy polling every try sleeps once.
+ */
+static long busy_tries(int a, int b, const struct sockaddr_storage *ba,
+		       bool use_poll)
+{
+	long slept = -1;
+	int i;
+
+	for (i = 0; i < 3 && slept != 0; i++) {
+		slept = busy_attempt(a, b, ba, use_poll);
+		if (slept < 0)
+			break;
+	}
+	return slept;
+}
+
+TEST_F(pl, busy_poll)
+{
+	struct pollfd p = { .fd = self->b, .events = POLLIN };
+	struct timespec t0;
+	long slept;
+	int r;
+
+	if (rds_intree())
+		SKIP(return, "in-tree RDS does not busy-poll");
+	ASSERT_EQ(0, write_sysctl("/proc/sys/net/core/busy_poll", "3000000"));
+	slept = busy_tries(self->a, self->b, &self->ba, true);
+	write_sysctl("/proc/sys/net/core/busy_poll", "0");
+	if (slept == -2)
+		SKIP(return, "one CPU");
+	EXPECT_EQ(0, slept) TH_LOG("poll() slept (%ld)", slept);
+
+	/* After the busy time a poll() sleeps and times out as before. */
+	ASSERT_EQ(0, write_sysctl("/proc/sys/net/core/busy_poll", "1000"));
+	poll_now(self->b, POLLIN);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = poll(&p, 1, 200);
+	write_sysctl("/proc/sys/net/core/busy_poll", "0");
+	EXPECT_EQ(0, r);
+	EXPECT_LE(150, rds_ms_since(&t0));
+}
+
+TEST_F(pl, busy_read)
+{
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 300000 };
+	int usec = 3000000;
+	struct timespec t0;
+	long slept;
+	char c;
+
+	if (rds_intree())
+		SKIP(return, "in-tree RDS does not busy-poll");
+	ASSERT_EQ(0, setsockopt(self->b, SOL_SOCKET, SO_BUSY_POLL, &usec,
+				sizeof(usec))) TH_LOG("SO_BUSY_POLL: %s", strerror(errno));
+	slept = busy_tries(self->a, self->b, &self->ba, false);
+	if (slept == -2)
+		SKIP(return, "one CPU");
+	EXPECT_EQ(0, slept) TH_LOG("recv() slept (%ld)", slept);
+
+	/* Past the busy time it sleeps until SO_RCVTIMEO (ETIMEDOUT, as in-tree). */
+	usec = 1000;
+	ASSERT_EQ(0, setsockopt(self->b, SOL_SOCKET, SO_BUSY_POLL, &usec,
+				sizeof(usec)));
+	ASSERT_EQ(0, setsockopt(self->b, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				sizeof(tv)));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(-1, recv(self->b, &c, 1, 0));
+	EXPECT_EQ(ETIMEDOUT, errno);
+	EXPECT_LE(250, rds_ms_since(&t0));
 }
 
 RDS_TEST_MAIN

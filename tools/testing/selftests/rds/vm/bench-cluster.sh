@@ -16,6 +16,7 @@ D=${RDS_BENCH_SECONDS:-2}
 SIZES=${RDS_BENCH_SIZES:-4K,64K,1M}
 ROUNDS=${RDS_BENCH_ROUNDS:-3}
 LAT_ITERS=${RDS_BENCH_LAT_ITERS:-1000}
+BUSY_US=${RDS_BENCH_BUSY_US:-5000}
 RAW_SIZES=${RDS_BENCH_RAW_SIZES:-65536 1048576}
 # Which rds-bench tests (and their raw counterparts: rtt ib_send_lat,
 # rdma_write ib_write_bw, rdma_read ib_read_bw, atomic ib_atomic_bw) run.
@@ -59,29 +60,81 @@ mem() { # LABEL WHEN
 	echo "@@BENCH-MEM $1 $2 modules_bytes=$mods slab_kb=$slab"
 }
 
-# Node 0's counters on one line: RDS's (rds-info -c) unless "nords", and
-# rxe0's hardware counters as rxe.NAME.
+# Allocations made by the RDS modules on node 0, ours and in-tree alike
+# (both are rds and rds_rdma): hist triggers count the slab allocator's
+# calls by call site and the page allocator's by stack, and allocs() sums
+# the entries that name a function of either module.  Counts are
+# cumulative; the report takes deltas over each test.
+TR=/sys/kernel/tracing
+SLAB_EVENTS="kmalloc kmalloc_node kmem_cache_alloc kmem_cache_alloc_node"
+allocs_setup() {
+	for e in $SLAB_EVENTS; do
+		[ -w "$TR/events/kmem/$e/trigger" ] &&
+			echo 'hist:keys=call_site.sym:vals=hitcount:size=8192' \
+				>"$TR/events/kmem/$e/trigger" 2>/dev/null
+	done
+	[ -w "$TR/events/kmem/mm_page_alloc/trigger" ] &&
+		echo 'hist:keys=stacktrace:vals=hitcount:size=16384' \
+			>"$TR/events/kmem/mm_page_alloc/trigger" 2>/dev/null
+	return 0
+}
+allocs() {
+	[ -r "$TR/events/kmem/mm_page_alloc/hist" ] || return 0
+	slab=0
+	for e in $SLAB_EVENTS; do
+		[ -r "$TR/events/kmem/$e/hist" ] || continue
+		n=$(awk '/\[rds(_rdma)?\]/ && /hitcount:/ {
+			for (i = 1; i < NF; i++) if ($i == "hitcount:") s += $(i + 1)
+		} END { print s + 0 }' "$TR/events/kmem/$e/hist")
+		slab=$((slab + n))
+	done
+	pages=$(awk '/stacktrace:/ { r = 0 } /\[rds(_rdma)?\]/ { r = 1 }
+		/hitcount:/ { if (r) for (i = 1; i < NF; i++) if ($i == "hitcount:") s += $(i + 1); r = 0 }
+		END { print s + 0 }' "$TR/events/kmem/mm_page_alloc/hist")
+	printf ' alloc.slab=%s alloc.pages=%s' "$slab" "$pages"
+}
+
+# Node 0's counters on one line: RDS's (rds-info -c) and the RDS modules'
+# allocations unless "nords", and rxe0's hardware counters as rxe.NAME.
 counters() { # [nords]
-	[ "$1" = nords ] ||
+	[ "$1" = nords ] || {
 		rds-info -c 2>/dev/null | awk 'NF == 2 && $2 ~ /^[0-9]+$/ { printf " %s=%s", $1, $2 }'
+		allocs
+	}
 	for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
 		[ -f "$f" ] && printf ' rxe.%s=%s' "${f##*/}" "$(cat "$f")"
 	done
 }
 
-# One rds-bench test between two counter snapshots.
+# Busy polling on both nodes (rtt_busy): net.core.busy_poll for poll(),
+# which rds-bench waits in, and busy_read for blocking receives; the time
+# must cover a round trip (TCG: about 1 ms).
+busy() { # USEC (0: off)
+	for k in busy_poll busy_read; do
+		echo "$1" >/proc/sys/net/core/$k
+		rds-peer 1 "echo $1 >/proc/sys/net/core/$k" >/dev/null
+	done
+}
+
+# One rds-bench test between two counter snapshots.  rtt_busy is
+# rds-bench's rtt with busy polling on.
 bench_one() { # LABEL ROUND TEST [SIZE]
 	label=$1 round=$2 test=$3 sz=${4:-0}
 	szopt=
 	[ "$sz" = 0 ] || szopt="-s $sz"
+	mode=$test
+	[ "$test" = rtt_busy ] && { mode=rtt; busy "$BUSY_US"; }
 	echo "@@BENCH-CNT $label $round $test $sz before$(counters)"
 	# shellcheck disable=SC2086 # szopt: no word or two
-	timeout -s KILL $((DI * 3 + 60)) rds-bench -j -Q -d "$D" -q 8 -m "$test" $szopt \
+	timeout -s KILL $((DI * 3 + 60)) rds-bench -j -Q -d "$D" -q 8 -m "$mode" $szopt \
 		-I "$RDS_LOCAL_ADDR" "$RDS_PEER_ADDR" >/tmp/bench.json 2>/tmp/bench.err
 	rc=$?
 	echo "@@BENCH-CNT $label $round $test $sz after$(counters)"
+	[ "$test" = rtt_busy ] && busy 0
 	sed "s/^/  $label $test $sz: /" /tmp/bench.err
 	[ "$rc" = 0 ] || echo "  $label $test $sz: rds-bench exit status $rc"
+	[ "$test" = rtt_busy ] &&
+		sed -i 's/"test": *"rtt"/"test": "rtt_busy"/' /tmp/bench.json
 	echo "@@BENCH-JSON $label $round $(tr -d '\n' </tmp/bench.json)"
 }
 
@@ -153,7 +206,7 @@ raw() { # ROUND
 	# -D: perftest measures between its two margins (-f, default 2 s
 	# each); the run lasts the measured time plus both margins.
 	rd=$((DI + 4))
-	want rtt && raw_one "$1" send_lat 64 ib_send_lat -s 64 -n "$LAT_ITERS"
+	{ want rtt || want rtt_busy; } && raw_one "$1" send_lat 64 ib_send_lat -s 64 -n "$LAT_ITERS"
 	want rdma_write && for s in $RAW_SIZES; do
 		raw_one "$1" write_bw "$s" ib_write_bw -s "$s" -D "$rd"
 	done
@@ -176,20 +229,21 @@ raw() { # ROUND
 }
 
 echo "rds-bench: $ROUNDS round(s), $D s per test, sizes $SIZES"
+allocs_setup
 r=1
 while [ $r -le "$ROUNDS" ]; do
 	if mods_everywhere ours; then
-		run ours $r "$(pick rate bw bw_zc rtt rdma_write rdma_read atomic atomic_silent)"
+		run ours $r "$(pick rate bw bw_zc rtt rtt_busy rdma_write rdma_read atomic atomic_silent)"
 	else
 		echo "  loading our modules failed"
 	fi
-	if [ -z "$(pick rate bw bw_zc rtt rdma_write rdma_read)" ]; then
+	if [ -z "$(pick rate bw bw_zc rtt rtt_busy rdma_write rdma_read)" ]; then
 		:
 	elif mods_everywhere intree; then
 		# Not atomics: the in-tree module posts masked atomics, which
 		# rxe lacks; the message then stays queued and wedges the
 		# connection (and the module cannot be unloaded any more).
-		run intree $r "$(pick rate bw bw_zc rtt rdma_write rdma_read)"
+		run intree $r "$(pick rate bw bw_zc rtt rtt_busy rdma_write rdma_read)"
 	else
 		echo "  loading the in-tree modules failed"
 	fi
