@@ -169,13 +169,6 @@ static __poll_t rds_poll(struct file *file, struct socket *sock,
 
 	if (mask)
 		WRITE_ONCE(rs->rs_seen_congestion, false);
-	/*
-	 * net.core.busy_poll: a poll() or select() that asks for busy
-	 * polling polls us again instead of sleeping, until something is
-	 * ready or the time is up (recv.c, "Busy polling").
-	 */
-	if (wait && (wait->_key & POLL_BUSY_LOOP))
-		mask |= POLL_BUSY_LOOP;
 	return mask;
 }
 

@@ -364,6 +364,8 @@ static void __rds_conn_path_drop(struct rds_conn_path *cp, bool destroy,
 
 	if (destroy)
 		set_bit(RDS_DESTROY_PENDING, &cp->cp_flags);
+	/* Test knob: only drops from process context wait (irqs off). */
+	delay = destroy || in_interrupt() ? 0 : READ_ONCE(rds_conn_drop_delay_ms);
 	spin_lock_irqsave(&cp->cp_drop_lock, flags);
 	for (;;) {
 		state = rds_conn_path_state(cp);
@@ -389,8 +391,7 @@ static void __rds_conn_path_drop(struct rds_conn_path *cp, bool destroy,
 		rds_stats_conn_drop(reason);
 		rds_stats_inc(s_conn_reset);
 		/* Test: widen the window a lockless pair would leave open. */
-		delay = READ_ONCE(rds_conn_drop_delay_ms);
-		if (unlikely(delay) && !destroy)
+		if (unlikely(delay))
 			mdelay(delay);
 		queue_work(rds_wq, &cp->cp_down_w);
 	}

@@ -523,8 +523,8 @@ static int rds_ib_conn_alloc(struct rds_connection *conn, gfp_t gfp)
 
 /*
  * conn_free: the path is DOWN and quiet (shutdown waited for endpoints).
- * Should an endpoint still be attached, @ic is left allocated: the
- * endpoint's handlers may still reach it.
+ * Should an endpoint still be attached, it is torn down here as the
+ * shutdown would have (process context) before @ic goes.
  */
 static void rds_ib_conn_free(void *data)
 {
@@ -546,8 +546,8 @@ static void rds_ib_conn_free(void *data)
 		 "RDS/IB: conn_free with endpoint %p (flags %#lx, %s), %d endpoints, path state %d\n",
 		 ep, eflags, active ? "active" : "passive",
 		 atomic_read(&ic->ic_nr_eps),
-		 ic->ic_cp ? rds_conn_path_state(ic->ic_cp) : -1))
-		return;
+		 ic->ic_cp ? rds_conn_path_state(ic->ic_cp) : -1) && ic->ic_cp)
+		rds_ib_conn_path_shutdown(ic->ic_cp);
 	mutex_destroy(&ic->ic_mutex);
 	kfree(ic);
 }

@@ -33,8 +33,10 @@
  * read, or it only carried an ACK) and the state of a one-fragment
  * message go to a small per-CPU stack (RDS_IB_RECYCLE_MAX of each,
  * irq-safe) instead of the allocators, and the next refill or message on
- * that CPU takes them from there: on a request/response exchange the
- * receive path then allocates nothing.  A page is recycled only while we
+ * that CPU takes them from there; a shared stack moves the surplus of the
+ * CPUs that free (readers) to those that allocate (completion handlers) in
+ * batches.  On a request/response exchange the receive path then
+ * allocates nothing.  A page is recycled only while we
  * hold its last reference and it is local and not from the emergency
  * reserves; recycled pages are not counted in max_recv_allocation, and
  * the stacks are emptied when the module leaves.
@@ -182,28 +184,116 @@ static bool rds_ib_rx_alloc_ok(void)
 	return true;
 }
 
-/* Per-CPU stacks of whole fragment pages and one-fragment message states. */
-#define RDS_IB_RECYCLE_MAX	32
+/*
+ * Recycling stacks: per CPU, and one shared by all CPUs that takes the
+ * overflow of a CPU that frees more than it allocates (the reader's CPU)
+ * for a CPU that allocates more than it frees (the completion handler's),
+ * RDS_IB_RECYCLE_BATCH at a time.  Two kinds: whole fragment pages and
+ * one-fragment message states.  irq-safe: any context frees.
+ */
+#define RDS_IB_RECYCLE_MAX	32	/* per CPU and kind */
+#define RDS_IB_RECYCLE_SHARED	128	/* shared, per kind */
+#define RDS_IB_RECYCLE_BATCH	16
+enum { RDS_IB_RC_PAGE, RDS_IB_RC_INC, RDS_IB_RC_KINDS };
+
 struct rds_ib_recycle {
-	unsigned int		nr_pages;
-	unsigned int		nr_incs;
-	struct page		*pages[RDS_IB_RECYCLE_MAX];
-	struct rds_ib_incoming	*incs[RDS_IB_RECYCLE_MAX];
+	unsigned int	nr[RDS_IB_RC_KINDS];
+	void		*s[RDS_IB_RC_KINDS][RDS_IB_RECYCLE_MAX];
 };
 static DEFINE_PER_CPU(struct rds_ib_recycle, rds_ib_recycle);
 
-/* Empty every CPU's stacks (module exit: no connection is left). */
+static struct {
+	spinlock_t	lock;
+	unsigned int	nr[RDS_IB_RC_KINDS];
+	void		*s[RDS_IB_RC_KINDS][RDS_IB_RECYCLE_SHARED];
+} rds_ib_recycle_shared = {
+	.lock = __SPIN_LOCK_UNLOCKED(rds_ib_recycle_shared.lock),
+};
+
+/* Move up to @n entries from the top of one stack to another. */
+static void rds_ib_recycle_move(void **dst, unsigned int *dst_nr,
+				unsigned int dst_max, void **src,
+				unsigned int *src_nr, unsigned int n)
+{
+	while (n-- && *src_nr && *dst_nr < dst_max)
+		dst[(*dst_nr)++] = src[--(*src_nr)];
+}
+
+/* Keep @p (of @kind) for reuse.  Return: false when every stack is full. */
+static bool rds_ib_recycle_put(int kind, void *p)
+{
+	struct rds_ib_recycle *rc;
+	unsigned long flags;
+	bool kept = false;
+
+	local_irq_save(flags);
+	rc = this_cpu_ptr(&rds_ib_recycle);
+	if (rc->nr[kind] == RDS_IB_RECYCLE_MAX) {
+		spin_lock(&rds_ib_recycle_shared.lock);
+		rds_ib_recycle_move(rds_ib_recycle_shared.s[kind],
+				    &rds_ib_recycle_shared.nr[kind],
+				    RDS_IB_RECYCLE_SHARED, rc->s[kind],
+				    &rc->nr[kind], RDS_IB_RECYCLE_BATCH);
+		spin_unlock(&rds_ib_recycle_shared.lock);
+	}
+	if (rc->nr[kind] < RDS_IB_RECYCLE_MAX) {
+		rc->s[kind][rc->nr[kind]++] = p;
+		kept = true;
+	}
+	local_irq_restore(flags);
+	return kept;
+}
+
+/* An entry of @kind kept for reuse, or NULL. */
+static void *rds_ib_recycle_get(int kind)
+{
+	struct rds_ib_recycle *rc;
+	unsigned long flags;
+	void *p = NULL;
+
+	local_irq_save(flags);
+	rc = this_cpu_ptr(&rds_ib_recycle);
+	if (!rc->nr[kind] && READ_ONCE(rds_ib_recycle_shared.nr[kind])) {
+		spin_lock(&rds_ib_recycle_shared.lock);
+		rds_ib_recycle_move(rc->s[kind], &rc->nr[kind],
+				    RDS_IB_RECYCLE_MAX,
+				    rds_ib_recycle_shared.s[kind],
+				    &rds_ib_recycle_shared.nr[kind],
+				    RDS_IB_RECYCLE_BATCH);
+		spin_unlock(&rds_ib_recycle_shared.lock);
+	}
+	if (rc->nr[kind])
+		p = rc->s[kind][--rc->nr[kind]];
+	local_irq_restore(flags);
+	return p;
+}
+
+static void rds_ib_recycle_free(int kind, void *p)
+{
+	if (kind == RDS_IB_RC_PAGE)
+		put_page(p);
+	else
+		kfree(p);
+}
+
+/* Empty every stack (module exit: no connection and no message is left). */
 static void rds_ib_recycle_drain(void)
 {
 	unsigned int cpu;
+	int kind;
 
-	for_each_possible_cpu(cpu) {
-		struct rds_ib_recycle *rc = per_cpu_ptr(&rds_ib_recycle, cpu);
+	for (kind = 0; kind < RDS_IB_RC_KINDS; kind++) {
+		for_each_possible_cpu(cpu) {
+			struct rds_ib_recycle *rc;
 
-		while (rc->nr_pages)
-			put_page(rc->pages[--rc->nr_pages]);
-		while (rc->nr_incs)
-			kfree(rc->incs[--rc->nr_incs]);
+			rc = per_cpu_ptr(&rds_ib_recycle, cpu);
+			while (rc->nr[kind])
+				rds_ib_recycle_free(kind,
+						    rc->s[kind][--rc->nr[kind]]);
+		}
+		while (rds_ib_recycle_shared.nr[kind])
+			rds_ib_recycle_free(kind, rds_ib_recycle_shared.s[kind]
+					    [--rds_ib_recycle_shared.nr[kind]]);
 	}
 }
 
@@ -212,73 +302,24 @@ static void rds_ib_frag_put(struct page *page)
 	percpu_counter_sub(&rds_ib_rx_allocated, 1);
 	/* Only ours (nobody else can take a reference) and ordinary. */
 	if (page_ref_count(page) == 1 && page_to_nid(page) == numa_mem_id() &&
-	    !page_is_pfmemalloc(page)) {
-		struct rds_ib_recycle *rc;
-		unsigned long flags;
-
-		local_irq_save(flags);
-		rc = this_cpu_ptr(&rds_ib_recycle);
-		if (rc->nr_pages < RDS_IB_RECYCLE_MAX) {
-			rc->pages[rc->nr_pages++] = page;
-			page = NULL;
-		}
-		local_irq_restore(flags);
-		if (!page)
-			return;
-	}
+	    !page_is_pfmemalloc(page) &&
+	    rds_ib_recycle_put(RDS_IB_RC_PAGE, page))
+		return;
 	put_page(page);
 }
 
 static struct page *rds_ib_frag_get(gfp_t gfp)
 {
-	struct rds_ib_recycle *rc;
-	struct page *page = NULL;
-	unsigned long flags;
+	struct page *page;
 
 	if (!rds_ib_rx_alloc_ok() || rds_ib_recv_inject_fail(gfp))
 		return NULL;
-	local_irq_save(flags);
-	rc = this_cpu_ptr(&rds_ib_recycle);
-	if (rc->nr_pages)
-		page = rc->pages[--rc->nr_pages];
-	local_irq_restore(flags);
+	page = rds_ib_recycle_get(RDS_IB_RC_PAGE);
 	if (!page)
 		page = alloc_page(gfp | __GFP_NOWARN);
 	if (page)
 		percpu_counter_add(&rds_ib_rx_allocated, 1);
 	return page;
-}
-
-/* A recycled one-fragment message state, or NULL. */
-static struct rds_ib_incoming *rds_ib_inc_recycled(void)
-{
-	struct rds_ib_incoming *ibinc = NULL;
-	struct rds_ib_recycle *rc;
-	unsigned long flags;
-
-	local_irq_save(flags);
-	rc = this_cpu_ptr(&rds_ib_recycle);
-	if (rc->nr_incs)
-		ibinc = rc->incs[--rc->nr_incs];
-	local_irq_restore(flags);
-	return ibinc;
-}
-
-/* Keep a one-fragment message state for the next message.  Return: kept. */
-static bool rds_ib_inc_recycle(struct rds_ib_incoming *ibinc)
-{
-	struct rds_ib_recycle *rc;
-	unsigned long flags;
-	bool kept = false;
-
-	local_irq_save(flags);
-	rc = this_cpu_ptr(&rds_ib_recycle);
-	if (rc->nr_incs < RDS_IB_RECYCLE_MAX) {
-		rc->incs[rc->nr_incs++] = ibinc;
-		kept = true;
-	}
-	local_irq_restore(flags);
-	return kept;
 }
 
 /**
@@ -570,7 +611,7 @@ static bool rds_ib_process_frag(struct rds_ib_ep *ep,
 		ibinc = NULL;
 		if (!rds_ib_recv_inject_fail(GFP_ATOMIC)) {
 			if (nfrags == 1)
-				ibinc = rds_ib_inc_recycled();
+				ibinc = rds_ib_recycle_get(RDS_IB_RC_INC);
 			if (!ibinc)
 				ibinc = kmalloc(struct_size(ibinc, ii_pages,
 							    nfrags),
@@ -908,6 +949,7 @@ void rds_ib_inc_free(struct rds_incoming *inc)
 		rds_ib_frag_put(ibinc->ii_pages[i]);
 	if (ibinc->ii_reserve)
 		mempool_free(ibinc, rds_ib_inc_pool);
-	else if (ibinc->ii_nr_frags != 1 || !rds_ib_inc_recycle(ibinc))
+	else if (ibinc->ii_nr_frags != 1 ||
+		 !rds_ib_recycle_put(RDS_IB_RC_INC, ibinc))
 		kfree(ibinc);
 }

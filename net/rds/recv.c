@@ -42,13 +42,13 @@
  * concurrent reader between the copy and the dequeue is retried.
  *
  * Busy polling.  A blocking recvmsg() on a socket with a busy-read time
- * (SO_BUSY_POLL, default net.core.busy_read) spins that long for a message
- * before it sleeps, and poll()/select() with net.core.busy_poll set keep
- * polling the socket instead of sleeping (rds_poll() answers
- * POLL_BUSY_LOOP).  Nothing is polled on the transport's behalf: RDS
- * messages arrive through completion handlers, not a NAPI context; what
- * spinning saves is the sleep and the wake-up, which on a request/response
- * exchange cost as much as the wire.  Off by default, as for every socket.
+ * (SO_BUSY_POLL, default net.core.busy_read) spins that long (at most its
+ * receive timeout, which the spin uses up) for a message before it
+ * sleeps.  poll() and select() on such a socket busy-loop with
+ * net.core.busy_poll through the generic sock_poll().  Nothing is polled
+ * on the transport's behalf: RDS messages arrive through completion
+ * handlers, not a NAPI context; what spinning saves is the sleep and the
+ * wake-up.  Off by default, as for every socket.
  */
 #include <linux/kernel.h>
 #include <linux/sched/clock.h>
@@ -474,27 +474,38 @@ static void rds_recv_fill_name(struct msghdr *msg, struct rds_sock *rs,
 /*
  * Busy read: spin up to the socket's busy-read time (SO_BUSY_POLL) for
  * something to receive, yielding the CPU to whoever needs it meanwhile
- * (as napi_busy_loop() does).  Process context.  Return: true when
+ * (as napi_busy_loop() does); the time spent comes off *@timeo (the
+ * receive timeout, in jiffies).  Process context.  Return: true when
  * something is pending.
  */
-static bool rds_recv_busy_wait(struct sock *sk, struct rds_sock *rs)
+static bool rds_recv_busy_wait(struct sock *sk, struct rds_sock *rs,
+			       long *timeo)
 {
 #ifdef CONFIG_NET_RX_BUSY_POLL
-	unsigned long start;
+	unsigned long start, j0 = jiffies;
+	bool found = false;
 
 	if (!READ_ONCE(sk->sk_ll_usec))
 		return false;
 	start = busy_loop_current_time();
 	do {
-		if (rds_recv_pending(rs))
-			return true;
+		if (rds_recv_pending(rs)) {
+			found = true;
+			break;
+		}
 		if (need_resched())
 			cond_resched();
 		else
 			cpu_relax();
-	} while (!signal_pending(current) && !sk_busy_loop_timeout(sk, start));
-#endif
+	} while (!signal_pending(current) && !sk_busy_loop_timeout(sk, start) &&
+		 (*timeo == MAX_SCHEDULE_TIMEOUT ||
+		  time_before(jiffies, j0 + *timeo)));
+	if (*timeo != MAX_SCHEDULE_TIMEOUT)
+		*timeo = max_t(long, *timeo - (long)(jiffies - j0), 0);
+	return found;
+#else
 	return false;
+#endif
 }
 
 int rds_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
@@ -533,13 +544,14 @@ int rds_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
 				ret = rds_zcopy_recv(rs, msg) ? 0 : -EAGAIN;
 				break;
 			}
-			if (rds_recv_busy_wait(sk, rs))
+			if (rds_recv_busy_wait(sk, rs, &timeo))
 				continue;
 			timeo = wait_event_interruptible_timeout(*sk_sleep(sk),
 					rds_recv_pending(rs), timeo);
 			if (timeo > 0 || timeo == MAX_SCHEDULE_TIMEOUT)
 				continue;
-			ret = timeo ? sock_intr_errno(timeo) : -ETIMEDOUT;
+			/* -ERESTARTSYS on a signal (SA_RESTART), as in-tree. */
+			ret = timeo ? timeo : -ETIMEDOUT;
 			break;
 		}
 
