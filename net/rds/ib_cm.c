@@ -1248,7 +1248,9 @@ static int rds_ib_cm_handler6(struct rdma_cm_id *id,
  * rds_ib_conn_path_shutdown - tear the path's endpoints down
  * @cp: path, DISCONNECTING
  *
- * Shutdown worker, process context, cp_cm_lock held.  Returns once no
+ * Shutdown worker, process context, cp_cm_lock held; or conn_free, should
+ * an endpoint have survived the shutdown (path DOWN, destroy pending, no
+ * lock held: nothing can attach a new one).  Returns once no
  * endpoint of the path exists any more: every completion has run, every
  * message reference and receive page is released.
  */

@@ -33,11 +33,11 @@
  * read, or it only carried an ACK) and the state of a one-fragment
  * message go to a small per-CPU stack (RDS_IB_RECYCLE_MAX of each,
  * irq-safe) instead of the allocators, and the next refill or message on
- * that CPU takes them from there; a shared stack moves the surplus of the
- * CPUs that free (readers) to those that allocate (completion handlers) in
- * batches.  On a request/response exchange the receive path then
- * allocates nothing.  A page is recycled only while we
- * hold its last reference and it is local and not from the emergency
+ * that CPU takes them from there; a stack per NUMA node moves the surplus
+ * of the CPUs that free (readers) to those that allocate (completion
+ * handlers) in batches.  On a request/response exchange the receive path
+ * then allocates nothing.  A page is recycled only while we hold its last
+ * reference, on its own node, and when it is not from the emergency
  * reserves; recycled pages are not counted in max_recv_allocation, and
  * the stacks are emptied when the module leaves.
  *
@@ -137,62 +137,17 @@ static bool rds_ib_recv_inject_fail(gfp_t gfp)
 
 static mempool_t *rds_ib_inc_pool;
 
-/**
- * rds_ib_recv_init - module-wide receive state
- *
- * Return: 0 or -ENOMEM.
- */
-int rds_ib_recv_init(void)
-{
-	int ret;
-
-	ret = percpu_counter_init(&rds_ib_rx_allocated, 0, GFP_KERNEL);
-	if (ret)
-		return ret;
-	rds_ib_inc_pool = mempool_create_kmalloc_pool(RDS_IB_INC_RESERVE,
-			struct_size_t(struct rds_ib_incoming, ii_pages,
-				      RDS_IB_INC_MAX_FRAGS));
-	if (!rds_ib_inc_pool) {
-		percpu_counter_destroy(&rds_ib_rx_allocated);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static void rds_ib_recycle_drain(void);
-
-/**
- * rds_ib_recv_exit - undo rds_ib_recv_init()
- *
- * Every connection is gone; warns if a receive page is still accounted.
- */
-void rds_ib_recv_exit(void)
-{
-	rds_ib_recycle_drain();
-	mempool_destroy(rds_ib_inc_pool);
-	WARN_ON(percpu_counter_sum(&rds_ib_rx_allocated));
-	percpu_counter_destroy(&rds_ib_rx_allocated);
-}
-
-static bool rds_ib_rx_alloc_ok(void)
-{
-	if (percpu_counter_read_positive(&rds_ib_rx_allocated) >=
-	    (s64)READ_ONCE(rds_ib_sysctl_max_recv_allocation)) {
-		rds_ib_stats_inc(s_ib_rx_alloc_limit);
-		return false;
-	}
-	return true;
-}
-
 /*
- * Recycling stacks: per CPU, and one shared by all CPUs that takes the
- * overflow of a CPU that frees more than it allocates (the reader's CPU)
- * for a CPU that allocates more than it frees (the completion handler's),
- * RDS_IB_RECYCLE_BATCH at a time.  Two kinds: whole fragment pages and
- * one-fragment message states.  irq-safe: any context frees.
+ * Recycling stacks: per CPU, and one per NUMA node shared by its CPUs that
+ * takes the overflow of a CPU that frees more than it allocates (the
+ * reader's CPU) for one that allocates more than it frees (the completion
+ * handler's), RDS_IB_RECYCLE_BATCH at a time.  Two kinds: whole fragment
+ * pages and one-fragment message states.  Pages go only to the stacks of
+ * their own node.  irq-safe: any context frees; the node locks are raw
+ * (taken with irqs off, also on PREEMPT_RT) and leaves.
  */
 #define RDS_IB_RECYCLE_MAX	32	/* per CPU and kind */
-#define RDS_IB_RECYCLE_SHARED	128	/* shared, per kind */
+#define RDS_IB_RECYCLE_SHARED	128	/* per node and kind */
 #define RDS_IB_RECYCLE_BATCH	16
 enum { RDS_IB_RC_PAGE, RDS_IB_RC_INC, RDS_IB_RC_KINDS };
 
@@ -202,65 +157,75 @@ struct rds_ib_recycle {
 };
 static DEFINE_PER_CPU(struct rds_ib_recycle, rds_ib_recycle);
 
-static struct {
-	spinlock_t	lock;
-	unsigned int	nr[RDS_IB_RC_KINDS];
+struct rds_ib_recycle_node {
+	raw_spinlock_t	lock;
+	unsigned int	nr[RDS_IB_RC_KINDS];	/* read unlocked as a hint */
 	void		*s[RDS_IB_RC_KINDS][RDS_IB_RECYCLE_SHARED];
-} rds_ib_recycle_shared = {
-	.lock = __SPIN_LOCK_UNLOCKED(rds_ib_recycle_shared.lock),
 };
+static struct rds_ib_recycle_node *rds_ib_recycle_nodes; /* nr_node_ids */
 
 /* Move up to @n entries from the top of one stack to another. */
 static void rds_ib_recycle_move(void **dst, unsigned int *dst_nr,
 				unsigned int dst_max, void **src,
 				unsigned int *src_nr, unsigned int n)
 {
-	while (n-- && *src_nr && *dst_nr < dst_max)
-		dst[(*dst_nr)++] = src[--(*src_nr)];
+	unsigned int d = *dst_nr, s = *src_nr;
+
+	while (n-- && s && d < dst_max)
+		dst[d++] = src[--s];
+	WRITE_ONCE(*dst_nr, d);
+	WRITE_ONCE(*src_nr, s);
 }
 
-/* Keep @p (of @kind) for reuse.  Return: false when every stack is full. */
+/* Keep @p (of @kind) for reuse.  Return: false when it was not kept. */
 static bool rds_ib_recycle_put(int kind, void *p)
 {
+	struct rds_ib_recycle_node *rn;
 	struct rds_ib_recycle *rc;
 	unsigned long flags;
 	bool kept = false;
+	int node;
 
 	local_irq_save(flags);
+	node = numa_mem_id();
+	if (kind == RDS_IB_RC_PAGE && page_to_nid(p) != node)
+		goto out;
+	rn = &rds_ib_recycle_nodes[node];
 	rc = this_cpu_ptr(&rds_ib_recycle);
-	if (rc->nr[kind] == RDS_IB_RECYCLE_MAX) {
-		spin_lock(&rds_ib_recycle_shared.lock);
-		rds_ib_recycle_move(rds_ib_recycle_shared.s[kind],
-				    &rds_ib_recycle_shared.nr[kind],
+	if (rc->nr[kind] == RDS_IB_RECYCLE_MAX &&
+	    READ_ONCE(rn->nr[kind]) < RDS_IB_RECYCLE_SHARED) {
+		raw_spin_lock(&rn->lock);
+		rds_ib_recycle_move(rn->s[kind], &rn->nr[kind],
 				    RDS_IB_RECYCLE_SHARED, rc->s[kind],
 				    &rc->nr[kind], RDS_IB_RECYCLE_BATCH);
-		spin_unlock(&rds_ib_recycle_shared.lock);
+		raw_spin_unlock(&rn->lock);
 	}
 	if (rc->nr[kind] < RDS_IB_RECYCLE_MAX) {
 		rc->s[kind][rc->nr[kind]++] = p;
 		kept = true;
 	}
+out:
 	local_irq_restore(flags);
 	return kept;
 }
 
-/* An entry of @kind kept for reuse, or NULL. */
+/* An entry of @kind kept for reuse (a page of this node), or NULL. */
 static void *rds_ib_recycle_get(int kind)
 {
+	struct rds_ib_recycle_node *rn;
 	struct rds_ib_recycle *rc;
 	unsigned long flags;
 	void *p = NULL;
 
 	local_irq_save(flags);
+	rn = &rds_ib_recycle_nodes[numa_mem_id()];
 	rc = this_cpu_ptr(&rds_ib_recycle);
-	if (!rc->nr[kind] && READ_ONCE(rds_ib_recycle_shared.nr[kind])) {
-		spin_lock(&rds_ib_recycle_shared.lock);
+	if (!rc->nr[kind] && READ_ONCE(rn->nr[kind])) {
+		raw_spin_lock(&rn->lock);
 		rds_ib_recycle_move(rc->s[kind], &rc->nr[kind],
-				    RDS_IB_RECYCLE_MAX,
-				    rds_ib_recycle_shared.s[kind],
-				    &rds_ib_recycle_shared.nr[kind],
-				    RDS_IB_RECYCLE_BATCH);
-		spin_unlock(&rds_ib_recycle_shared.lock);
+				    RDS_IB_RECYCLE_MAX, rn->s[kind],
+				    &rn->nr[kind], RDS_IB_RECYCLE_BATCH);
+		raw_spin_unlock(&rn->lock);
 	}
 	if (rc->nr[kind])
 		p = rc->s[kind][--rc->nr[kind]];
@@ -280,7 +245,7 @@ static void rds_ib_recycle_free(int kind, void *p)
 static void rds_ib_recycle_drain(void)
 {
 	unsigned int cpu;
-	int kind;
+	int kind, node;
 
 	for (kind = 0; kind < RDS_IB_RC_KINDS; kind++) {
 		for_each_possible_cpu(cpu) {
@@ -291,18 +256,80 @@ static void rds_ib_recycle_drain(void)
 				rds_ib_recycle_free(kind,
 						    rc->s[kind][--rc->nr[kind]]);
 		}
-		while (rds_ib_recycle_shared.nr[kind])
-			rds_ib_recycle_free(kind, rds_ib_recycle_shared.s[kind]
-					    [--rds_ib_recycle_shared.nr[kind]]);
+		for (node = 0; node < nr_node_ids; node++) {
+			struct rds_ib_recycle_node *rn;
+
+			rn = &rds_ib_recycle_nodes[node];
+			while (rn->nr[kind])
+				rds_ib_recycle_free(kind,
+						    rn->s[kind][--rn->nr[kind]]);
+		}
 	}
+}
+
+/**
+ * rds_ib_recv_init - module-wide receive state
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rds_ib_recv_init(void)
+{
+	int ret, i;
+
+	ret = percpu_counter_init(&rds_ib_rx_allocated, 0, GFP_KERNEL);
+	if (ret)
+		return ret;
+	rds_ib_recycle_nodes = kcalloc(nr_node_ids,
+				       sizeof(*rds_ib_recycle_nodes),
+				       GFP_KERNEL);
+	if (!rds_ib_recycle_nodes)
+		goto no_mem;
+	for (i = 0; i < nr_node_ids; i++)
+		raw_spin_lock_init(&rds_ib_recycle_nodes[i].lock);
+	rds_ib_inc_pool = mempool_create_kmalloc_pool(RDS_IB_INC_RESERVE,
+			struct_size_t(struct rds_ib_incoming, ii_pages,
+				      RDS_IB_INC_MAX_FRAGS));
+	if (!rds_ib_inc_pool)
+		goto no_mem;
+	return 0;
+
+no_mem:
+	kfree(rds_ib_recycle_nodes);
+	rds_ib_recycle_nodes = NULL;
+	percpu_counter_destroy(&rds_ib_rx_allocated);
+	return -ENOMEM;
+}
+
+/**
+ * rds_ib_recv_exit - undo rds_ib_recv_init()
+ *
+ * Every connection is gone; warns if a receive page is still accounted.
+ */
+void rds_ib_recv_exit(void)
+{
+	rds_ib_recycle_drain();
+	kfree(rds_ib_recycle_nodes);
+	rds_ib_recycle_nodes = NULL;
+	mempool_destroy(rds_ib_inc_pool);
+	WARN_ON(percpu_counter_sum(&rds_ib_rx_allocated));
+	percpu_counter_destroy(&rds_ib_rx_allocated);
+}
+
+static bool rds_ib_rx_alloc_ok(void)
+{
+	if (percpu_counter_read_positive(&rds_ib_rx_allocated) >=
+	    (s64)READ_ONCE(rds_ib_sysctl_max_recv_allocation)) {
+		rds_ib_stats_inc(s_ib_rx_alloc_limit);
+		return false;
+	}
+	return true;
 }
 
 static void rds_ib_frag_put(struct page *page)
 {
 	percpu_counter_sub(&rds_ib_rx_allocated, 1);
 	/* Only ours (nobody else can take a reference) and ordinary. */
-	if (page_ref_count(page) == 1 && page_to_nid(page) == numa_mem_id() &&
-	    !page_is_pfmemalloc(page) &&
+	if (page_ref_count(page) == 1 && !page_is_pfmemalloc(page) &&
 	    rds_ib_recycle_put(RDS_IB_RC_PAGE, page))
 		return;
 	put_page(page);

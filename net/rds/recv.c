@@ -515,7 +515,7 @@ int rds_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
 	struct rds_sock *rs = rds_sk_to_rs(sk);
 	int nonblock = msg_flags & MSG_DONTWAIT;
 	struct rds_incoming *inc = NULL;
-	long timeo;
+	long timeo, timeo0;
 	int ret = 0;
 
 	if (msg_flags & MSG_OOB)
@@ -524,6 +524,7 @@ int rds_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
 		return sock_recv_errqueue(sk, msg, size, SOL_IP, IP_RECVERR);
 
 	timeo = sock_rcvtimeo(sk, nonblock);
+	timeo0 = timeo;
 	for (;;) {
 		/* RDMA notifications first, each alone and without data. */
 		if (!list_empty(&rs->rs_notify_queue)) {
@@ -550,8 +551,11 @@ int rds_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
 					rds_recv_pending(rs), timeo);
 			if (timeo > 0 || timeo == MAX_SCHEDULE_TIMEOUT)
 				continue;
-			/* -ERESTARTSYS on a signal (SA_RESTART), as in-tree. */
-			ret = timeo ? timeo : -ETIMEDOUT;
+			/*
+			 * A signal: -ERESTARTSYS without a receive timeout
+			 * (as in-tree), -EINTR with one (signal(7)).
+			 */
+			ret = timeo ? sock_intr_errno(timeo0) : -ETIMEDOUT;
 			break;
 		}
 

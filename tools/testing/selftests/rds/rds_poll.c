@@ -21,7 +21,9 @@
  * time-outs after the busy time behave as before.
  */
 #include <sched.h>
+#include <signal.h>
 #include <sys/epoll.h>
+#include <sys/time.h>
 #include "rds_test.h"
 
 FIXTURE(pl)
@@ -377,6 +379,59 @@ TEST_F(pl, busy_read)
 	EXPECT_EQ(ETIMEDOUT, errno);
 	EXPECT_LE(250, rds_ms_since(&t0));
 	EXPECT_GT(2000, rds_ms_since(&t0));
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Blocking recv() interrupted by a signal handled with SA_RESTART (200 ms;
+ * the message comes at 500 ms): without a receive timeout it is restarted
+ * and gets the message, as in-tree (this returned EINTR before
+ * 2026-12-06); with SO_RCVTIMEO it fails with EINTR (signal(7); in-tree
+ * restarts it).
+ */
+TEST_F(pl, recv_signal)
+{
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
+	struct itimerval it = { .it_value = { .tv_usec = 200000 } };
+	struct timeval tv = { .tv_sec = 5 };
+	int pass, status;
+	ssize_t n;
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	for (pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			if (rds_intree())
+				break;
+			ASSERT_EQ(0, setsockopt(self->b, SOL_SOCKET, SO_RCVTIMEO,
+						&tv, sizeof(tv)));
+		}
+		poll_now(self->b, POLLIN);
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			rds_msleep(500);
+			_exit(rds_sendto(self->a, "s", 1, 0, &self->ba) == 1 ? 0 : 1);
+		}
+		ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
+		n = recv(self->b, &c, 1, 0);
+		if (pass == 0) {
+			EXPECT_EQ(1, n) TH_LOG("no timeout: %s", strerror(errno));
+		} else {
+			EXPECT_EQ(-1, n);
+			EXPECT_EQ(EINTR, errno);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_EQ(0, status);
+		if (n < 0)
+			rds_recv_wait(self->b, &c, 1, 0, NULL, RDS_WAIT_MS);
+	}
+	signal(SIGALRM, SIG_DFL);
 }
 
 RDS_TEST_MAIN
