@@ -530,16 +530,16 @@ static void rds_ib_conn_free(void *data)
 {
 	struct rds_ib_connection *ic = data;
 	unsigned long flags, eflags = 0;
+	struct rds_ib_ep *ep;
 	bool active = false;
-	void *ep;
 
 	if (!ic)
 		return;
 	spin_lock_irqsave(&ic->ic_ep_lock, flags);
 	ep = ic->ic_ep;
 	if (ep) {
-		eflags = ic->ic_ep->e_flags;
-		active = ic->ic_ep->e_active;
+		eflags = ep->e_flags;
+		active = ep->e_active;
 	}
 	spin_unlock_irqrestore(&ic->ic_ep_lock, flags);
 	if (WARN(ep || atomic_read(&ic->ic_nr_eps),

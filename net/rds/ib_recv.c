@@ -233,12 +233,17 @@ static void *rds_ib_recycle_get(int kind)
 	return p;
 }
 
-static void rds_ib_recycle_free(int kind, void *p)
+/* Free every entry of one stack of @kind. */
+static void rds_ib_recycle_empty(int kind, void **s, unsigned int *nr)
 {
-	if (kind == RDS_IB_RC_PAGE)
-		put_page(p);
-	else
-		kfree(p);
+	while (*nr) {
+		void *p = s[--(*nr)];
+
+		if (kind == RDS_IB_RC_PAGE)
+			put_page(p);
+		else
+			kfree(p);
+	}
 }
 
 /* Empty every stack (module exit: no connection and no message is left). */
@@ -252,17 +257,13 @@ static void rds_ib_recycle_drain(void)
 			struct rds_ib_recycle *rc;
 
 			rc = per_cpu_ptr(&rds_ib_recycle, cpu);
-			while (rc->nr[kind])
-				rds_ib_recycle_free(kind,
-						    rc->s[kind][--rc->nr[kind]]);
+			rds_ib_recycle_empty(kind, rc->s[kind], &rc->nr[kind]);
 		}
 		for (node = 0; node < nr_node_ids; node++) {
 			struct rds_ib_recycle_node *rn;
 
 			rn = &rds_ib_recycle_nodes[node];
-			while (rn->nr[kind])
-				rds_ib_recycle_free(kind,
-						    rn->s[kind][--rn->nr[kind]]);
+			rds_ib_recycle_empty(kind, rn->s[kind], &rn->nr[kind]);
 		}
 	}
 }

@@ -199,6 +199,12 @@ static long voluntary_switches(void)
 	return n;
 }
 
+/* SO_BUSY_POLL: @fd's busy-read time in microseconds. */
+static int set_busy_read(int fd, int usec)
+{
+	return setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usec, sizeof(usec));
+}
+
 static int write_sysctl(const char *path, const char *val)
 {
 	FILE *f = fopen(path, "w");
@@ -323,8 +329,8 @@ TEST_F(pl, busy_poll)
 	int r, usec = 3000000;
 	long slept;
 
-	ASSERT_EQ(0, setsockopt(self->b, SOL_SOCKET, SO_BUSY_POLL, &usec,
-				sizeof(usec))) TH_LOG("SO_BUSY_POLL: %s", strerror(errno));
+	ASSERT_EQ(0, set_busy_read(self->b, usec))
+		TH_LOG("SO_BUSY_POLL: %s", strerror(errno));
 	ASSERT_EQ(0, write_sysctl("/proc/sys/net/core/busy_poll", "3000000"));
 	slept = busy_tries(self->a, self->b, &self->ba, true);
 	write_sysctl("/proc/sys/net/core/busy_poll", "0");
@@ -352,17 +358,15 @@ TEST_F(pl, busy_read)
 
 	if (rds_intree())
 		SKIP(return, "in-tree RDS does not busy-poll");
-	ASSERT_EQ(0, setsockopt(self->b, SOL_SOCKET, SO_BUSY_POLL, &usec,
-				sizeof(usec))) TH_LOG("SO_BUSY_POLL: %s", strerror(errno));
+	ASSERT_EQ(0, set_busy_read(self->b, usec))
+		TH_LOG("SO_BUSY_POLL: %s", strerror(errno));
 	slept = busy_tries(self->a, self->b, &self->ba, false);
 	if (slept == -2)
 		SKIP(return, "one CPU");
 	EXPECT_EQ(0, slept) TH_LOG("recv() slept (%ld)", slept);
 
 	/* Past the busy time it sleeps until SO_RCVTIMEO (ETIMEDOUT, as in-tree). */
-	usec = 1000;
-	ASSERT_EQ(0, setsockopt(self->b, SOL_SOCKET, SO_BUSY_POLL, &usec,
-				sizeof(usec)));
+	ASSERT_EQ(0, set_busy_read(self->b, 1000));
 	ASSERT_EQ(0, setsockopt(self->b, SOL_SOCKET, SO_RCVTIMEO, &tv,
 				sizeof(tv)));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -371,9 +375,7 @@ TEST_F(pl, busy_read)
 	EXPECT_LE(250, rds_ms_since(&t0));
 
 	/* A busy time longer than SO_RCVTIMEO ends with the timeout. */
-	usec = 3000000;
-	ASSERT_EQ(0, setsockopt(self->b, SOL_SOCKET, SO_BUSY_POLL, &usec,
-				sizeof(usec)));
+	ASSERT_EQ(0, set_busy_read(self->b, usec));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	EXPECT_EQ(-1, recv(self->b, &c, 1, 0));
 	EXPECT_EQ(ETIMEDOUT, errno);
