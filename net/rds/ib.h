@@ -85,7 +85,18 @@
  *                      (ib_inv.c); advertised per connection by the owner.
  */
 #define RDS_IB_CAP_SEND_INV		0x02
-#define RDS_IB_CAP_MASK_OURS		(RDS_IB_CAP_EXT | RDS_IB_CAP_SEND_INV)
+/*
+ * RDS_IB_CAP_IW_FIRST  iWARP only: "as the active side I send a frame as
+ *                      soon as the connection is established", so the
+ *                      passive side may wait for it before it sends (MPA
+ *                      without RTR, RFC 5044: the responder must not
+ *                      send first).  Set in the REQ by our active side on
+ *                      iWARP devices (never in a REP); read by the passive
+ *                      side only.
+ */
+#define RDS_IB_CAP_IW_FIRST		0x04
+#define RDS_IB_CAP_MASK_OURS		(RDS_IB_CAP_EXT | RDS_IB_CAP_SEND_INV | \
+					 RDS_IB_CAP_IW_FIRST)
 
 /**
  * struct rds_ib_conn_priv_cmn - common part of the CM private data (wire)
@@ -269,6 +280,7 @@ struct rds_ib_statistics {
 	u64	s_ib_cm_id_parked;
 	u64	s_ib_cm_id_unparked;
 	u64	s_ib_tx_posts;
+	u64	s_ib_iw_initiator_waits;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);
@@ -415,6 +427,9 @@ enum {
 	RDS_IB_EP_ON_DEVICE,	/* on rid_eps */
 	RDS_IB_EP_TX_FULL,	/* xmit ran out of slots or credits: kick */
 	RDS_IB_EP_KICK_IN_FLIGHT,/* the RDMA watchdog's kick WR is posted */
+	RDS_IB_EP_IW_GATE,	/* iWARP passive: up only once the peer spoke */
+	RDS_IB_EP_IW_HALF,	/* ESTABLISHED or the first receive: one of two */
+	RDS_IB_EP_IW_HEARD,	/* the first receive was seen */
 };
 
 /* e_credits packs send credits (low 16 bits) and posted credits (high). */
@@ -441,7 +456,8 @@ struct rds_ib_connection;
  * @e_peer_caps: RDS_IB_CAP_* the peer advertised
  * @e_tos: TOS of the connection
  * @e_destroy_work: destroys an endpoint abandoned by a connect race
- * @e_race_work: gives up waiting for the winner of a connect race
+ * @e_race_work: gives up waiting for the winner of a connect race (active)
+ *	or for the iWARP initiator's first frame (passive, RDS_IB_EP_IW_GATE)
  * @e_parked: preallocated entry for parking @e_id at teardown (ib_cm.c)
  * @e_max_send_sge: SGEs per send WR (QP capability)
  * @e_rdma_sq: send queue entries for RDMA/atomic WRs (rds_ib_ep_setup_qp)
@@ -673,6 +689,7 @@ void rds_ib_send_add_credits(struct rds_ib_ep *ep, unsigned int credits);
 void rds_ib_tx_kick(struct rds_ib_ep *ep, struct rds_conn_path *cp);
 void rds_ib_advertise_credits(struct rds_ib_ep *ep, unsigned int posted);
 void rds_ib_attempt_ack(struct rds_ib_ep *ep);
+void rds_ib_ep_iw_heard(struct rds_ib_ep *ep);
 void rds_ib_set_ack(struct rds_ib_ep *ep, u64 seq, bool required);
 void rds_ib_header_csum(struct rds_header *hdr);
 

@@ -69,7 +69,10 @@
 
 #include "ib.h"
 
-/* How long the loser of a connect race waits for the winner's REQ. */
+/*
+ * How long the loser of a connect race waits for the winner's REQ, and a
+ * passive iWARP endpoint for the initiator's first frame.
+ */
 #define RDS_IB_RACE_WAIT		(5 * HZ)
 
 /* A cm_id waiting for its port before it may be destroyed ("Parked cm_ids"). */
@@ -598,8 +601,12 @@ static void rds_ib_race_worker(struct work_struct *work)
 	struct rds_ib_ep *ep = container_of(to_delayed_work(work),
 					    struct rds_ib_ep, e_race_work);
 
-	rds_ib_ep_fail(ep, RDS_DROP_TIMEOUT, 0,
-		       "winner of connect race never connected");
+	if (!test_bit(RDS_IB_EP_IW_GATE, &ep->e_flags))
+		rds_ib_ep_fail(ep, RDS_DROP_TIMEOUT, 0,
+			       "winner of connect race never connected");
+	else if (!test_bit(RDS_IB_EP_UP, &ep->e_flags))
+		rds_ib_ep_fail(ep, RDS_DROP_TIMEOUT, 0,
+			       "iWARP initiator never sent its first frame");
 }
 
 /* ------------------------------------------------------------------------
@@ -654,6 +661,8 @@ static void rds_ib_fill_conn_param(struct rds_ib_ep *ep,
 	cmn->ricpc_protocol_minor_mask = cpu_to_be16(RDS_IB_MINOR_MASK);
 	cmn->ricpc_dp_toss = conn->c_tos;
 	cmn->ricpc_caps = RDS_IB_CAP_EXT | rds_ib_inv_local_caps(rid);
+	if (rid->rid_iwarp && ep->e_active)
+		cmn->ricpc_caps |= RDS_IB_CAP_IW_FIRST;
 	/*
 	 * ack_seq stays 0, as in-tree sends it in practice: an ACK from an
 	 * earlier incarnation of the connection could cover messages of a
@@ -863,6 +872,27 @@ static int rds_ib_addr_resolved(struct rds_ib_ep *ep)
 	return rdma_resolve_route(ep->e_id, RDS_IB_RESOLVE_TIMEOUT_MS);
 }
 
+/**
+ * rds_ib_ep_go_up - the endpoint may send: tell rds.ko the path is up
+ * @ep: endpoint, ESTABLISHED handled
+ *
+ * From the CM handler (ic_mutex held), or for an iWARP passive endpoint
+ * from the receive completion that brought the initiator's first frame
+ * after ESTABLISHED (softirq).  A path no longer CONNECTING (dropped
+ * meanwhile) stays dropped.
+ */
+static void rds_ib_ep_go_up(struct rds_ib_ep *ep)
+{
+	if (test_bit(RDS_IB_EP_IW_GATE, &ep->e_flags)) {
+		rds_ib_stats_inc(s_ib_iw_initiator_waits);
+		cancel_delayed_work(&ep->e_race_work);
+	}
+	set_bit(RDS_IB_EP_UP, &ep->e_flags);
+	rds_connect_path_complete(ep->e_ic->ic_cp, RDS_CONN_CONNECTING);
+	/* Credits or an ACK may have been waiting for the path. */
+	rds_ib_attempt_ack(ep);
+}
+
 /* The REP arrived (active) or the RTU (passive): the path is up. */
 static void rds_ib_established(struct rds_ib_ep *ep,
 			       struct rdma_cm_event *event)
@@ -896,7 +926,6 @@ static void rds_ib_established(struct rds_ib_ep *ep,
 		rds_ib_apply_peer_cmn(ep, cmn);
 	}
 	conn->c_version = ep->e_version;
-	set_bit(RDS_IB_EP_UP, &ep->e_flags);
 	pr_info("RDS/IB: %s conn connected <%pI6c,%pI6c,%u> version %u.%u%s%s\n",
 		ep->e_active ? "Active" : "Passive",
 		&conn->c_laddr, &conn->c_faddr, conn->c_tos,
@@ -905,9 +934,40 @@ static void rds_ib_established(struct rds_ib_ep *ep,
 		test_bit(RDS_IB_EP_FLOWCTL, &ep->e_flags) ?
 			", flow control" : "",
 		ep->e_peer_caps & RDS_IB_CAP_EXT ? ", ext" : "");
-	rds_connect_path_complete(ic->ic_cp, RDS_CONN_CONNECTING);
-	/* Credits or an ACK may have been waiting for the path. */
-	rds_ib_attempt_ack(ep);
+	/*
+	 * iWARP: our initiator frame (an ACK-only message, carrying the
+	 * credits to advertise), which releases a passive side waiting for
+	 * it; as the passive side, wait for the initiator's first frame if
+	 * it has not come yet (rds_ib_ep_iw_heard() then goes up).
+	 */
+	if (ep->e_active && ep->e_rid->rid_iwarp)
+		set_bit(RDS_IB_EP_ACK_REQUESTED, &ep->e_flags);
+	if (test_bit(RDS_IB_EP_IW_GATE, &ep->e_flags) &&
+	    !test_and_set_bit(RDS_IB_EP_IW_HALF, &ep->e_flags)) {
+		/* Bounded: a peer gone before its first frame is not heard. */
+		queue_delayed_work(rds_ib_wq, &ep->e_race_work,
+				   RDS_IB_RACE_WAIT);
+		return;
+	}
+	rds_ib_ep_go_up(ep);
+}
+
+/**
+ * rds_ib_ep_iw_heard - a frame arrived on an iWARP passive endpoint
+ * @ep: endpoint, neither dead nor failed
+ *
+ * MPA without RTR forbids the responder to send before the initiator
+ * did: a passive iWARP endpoint whose peer promised to send first
+ * (RDS_IB_CAP_IW_FIRST) goes up at the later of ESTABLISHED and its
+ * first successful receive; until then neither rds.ko nor the ring
+ * sends on it (RDS_IB_EP_UP clear, path CONNECTING).  Softirq.
+ */
+void rds_ib_ep_iw_heard(struct rds_ib_ep *ep)
+{
+	if (test_and_set_bit(RDS_IB_EP_IW_HEARD, &ep->e_flags))
+		return;
+	if (test_and_set_bit(RDS_IB_EP_IW_HALF, &ep->e_flags))
+		rds_ib_ep_go_up(ep);
 }
 
 static void rds_ib_rejected(struct rds_ib_ep *ep, struct rdma_cm_id *id,
@@ -1008,6 +1068,9 @@ static int rds_ib_accept(struct rds_ib_connection *ic, struct rdma_cm_id *id,
 	id->context = ep;
 	rds_ib_ic_set_ep(ic, ep);
 	rds_ib_apply_peer_cmn(ep, cmn);
+	/* Before the accept: the initiator's first frame may come at once. */
+	if (ep->e_rid->rid_iwarp && (ep->e_peer_caps & RDS_IB_CAP_IW_FIRST))
+		set_bit(RDS_IB_EP_IW_GATE, &ep->e_flags);
 	offer = test_bit(RDS_IB_EP_FLOWCTL, &ep->e_flags);
 	rds_ib_fill_conn_param(ep, &param, &dp, version, offer,
 			       event->param.conn.responder_resources,

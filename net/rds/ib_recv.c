@@ -38,8 +38,9 @@
  * handlers) in batches.  On a request/response exchange the receive path
  * then allocates nothing.  A page is recycled only while we hold its last
  * reference, on its own node, and when it is not from the emergency
- * reserves; recycled pages are not counted in max_recv_allocation, and
- * the stacks are emptied when the module leaves.
+ * reserves; recycled pages are not counted in max_recv_allocation.  The
+ * stack of a CPU that went offline is emptied once it is dead (a CPU
+ * hotplug callback), and every stack when the module leaves.
  *
  * Reassembly.  The first fragment of a message allocates a struct
  * rds_ib_incoming with room for one page pointer per fragment, taken from
@@ -81,6 +82,7 @@
 #include <linux/highmem.h>
 #include <linux/delay.h>
 #include <linux/mempool.h>
+#include <linux/cpuhotplug.h>
 #include <linux/sched/clock.h>
 
 #include "ib.h"
@@ -268,10 +270,27 @@ static void rds_ib_recycle_drain(void)
 	}
 }
 
+/* Our CPU hotplug state (dynamic), or 0. */
+static int rds_ib_recycle_hp;
+
+/*
+ * @cpu is dead: free what its stack kept.  Runs on another CPU after the
+ * dead one stopped; only a CPU touches its own stack, so nobody else does.
+ */
+static int rds_ib_recycle_cpu_dead(unsigned int cpu)
+{
+	struct rds_ib_recycle *rc = per_cpu_ptr(&rds_ib_recycle, cpu);
+	int kind;
+
+	for (kind = 0; kind < RDS_IB_RC_KINDS; kind++)
+		rds_ib_recycle_empty(kind, rc->s[kind], &rc->nr[kind]);
+	return 0;
+}
+
 /**
  * rds_ib_recv_init - module-wide receive state
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0, -ENOMEM, or the errno of registering the CPU hotplug state.
  */
 int rds_ib_recv_init(void)
 {
@@ -292,13 +311,25 @@ int rds_ib_recv_init(void)
 				      RDS_IB_INC_MAX_FRAGS));
 	if (!rds_ib_inc_pool)
 		goto no_mem;
+	/* A "dead" callback: a prepare state, torn down after the CPU died. */
+	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN,
+					"net/rds_rdma:recycle", NULL,
+					rds_ib_recycle_cpu_dead);
+	if (ret < 0) {
+		mempool_destroy(rds_ib_inc_pool);
+		rds_ib_inc_pool = NULL;
+		goto fail;
+	}
+	rds_ib_recycle_hp = ret;
 	return 0;
 
 no_mem:
+	ret = -ENOMEM;
+fail:
 	kfree(rds_ib_recycle_nodes);
 	rds_ib_recycle_nodes = NULL;
 	percpu_counter_destroy(&rds_ib_rx_allocated);
-	return -ENOMEM;
+	return ret;
 }
 
 /**
@@ -308,6 +339,7 @@ no_mem:
  */
 void rds_ib_recv_exit(void)
 {
+	cpuhp_remove_state_nocalls(rds_ib_recycle_hp);
 	rds_ib_recycle_drain();
 	kfree(rds_ib_recycle_nodes);
 	rds_ib_recycle_nodes = NULL;
@@ -891,6 +923,10 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 			return;
 		}
 	}
+
+	if (unlikely(test_bit(RDS_IB_EP_IW_GATE, &ep->e_flags) &&
+		     !test_bit(RDS_IB_EP_IW_HEARD, &ep->e_flags)))
+		rds_ib_ep_iw_heard(ep);
 
 	ack = be64_to_cpu(hdr.h_ack);
 	if (ack > ep->e_ack_recv) {

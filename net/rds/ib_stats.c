@@ -97,6 +97,7 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_cm_id_parked",
 	"ib_cm_id_unparked",
 	"ib_tx_posts",
+	"ib_iw_initiator_waits",
 };
 
 static_assert(ARRAY_SIZE(rds_ib_stat_names) * sizeof(u64) ==

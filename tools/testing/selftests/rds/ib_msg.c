@@ -417,6 +417,23 @@ static int do_reverse(const char *la, const char *pa)
 	return ret;
 }
 
+/* Node @node's RDS counter @name (rds-counter), or -1. */
+static long long node_counter(int node, const char *name)
+{
+	char cmd[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rds-counter -n %d %s", node, name);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	pclose(f);
+	return v;
+}
+
 static int do_test(void)
 {
 	const char *la = getenv("RDS_LOCAL_ADDR");
@@ -428,12 +445,13 @@ static int do_test(void)
 	unsigned char *buf = malloc(MAXMSG), *rbuf = malloc(MAXMSG);
 	int v6 = la6 && pa6 && *la6 && *pa6;
 	int siw = las && pas && *las && *pas;
+	long long w, w1;
 
 	if (!la || !pa || !buf || !rbuf) {
 		printf("1..0 # SKIP no cluster environment\n");
 		return 4;
 	}
-	printf("1..%d\n", 1 + (NSIZES + 3) * (1 + v6 + siw));
+	printf("1..%d\n", 1 + (NSIZES + 3) * (1 + v6 + siw) + siw);
 	tap(!do_reverse(la, pa), "ipv4: peer-initiated suite (we are passive)");
 	tap(!start_echo(pa), "ipv4: echo server started on the peer");
 	do_suite("ipv4", la, pa, ECHO_PORT, buf, rbuf);
@@ -444,6 +462,18 @@ static int do_test(void)
 	if (siw) {
 		tap(!start_echo(pas), "siw: echo server started on the peer");
 		do_suite("siw", las, pas, ECHO_PORT, buf, rbuf);
+		/*
+		 * The passive side of the siw connection (node 1 if it was
+		 * made here, either node if an earlier test made it) went up
+		 * only once the initiator's first frame had come (MPA: the
+		 * responder never sends first).
+		 */
+		w = node_counter(0, "ib_iw_initiator_waits");
+		w1 = node_counter(1, "ib_iw_initiator_waits");
+		printf("# ib_iw_initiator_waits: node 0 %lld, node 1 %lld\n",
+		       w, w1);
+		tap(w >= 0 && w1 >= 0 && w + w1 > 0,
+		    "siw: the passive side waited for the initiator's first frame");
 	}
 	return failed;
 }
