@@ -25,7 +25,8 @@
  * File map: ib.c (device client, module), ib_cm.c (rdma_cm, negotiation,
  * endpoint set-up and teardown), ib_send.c (send ring, fragments, ACKs,
  * credits), ib_recv.c (receive ring, reassembly), ib_mr.c (FRWR MR pools,
- * key lifecycle, registration QP), ib_inv.c (invalidation policy: remote
+ * key lifecycle), ib_regqp.c (registration QP, self-connected, and its
+ * recovery), ib_inv.c (invalidation policy: remote
  * or batched local), ib_rdma.c (RDMA READ/WRITE of a message), ib_atomic.c
  * (atomics and masked-atomic emulation), ib_sysctl.c, ib_stats.c,
  * ib_info.c (RDS_INFO_IB_CONNECTIONS and the counters).

@@ -40,7 +40,7 @@
  *    waiter callback, i.e. after the batch holding its key completed.
  *
  * 3. Recovery.  A failed or flushed LOCAL_INV (or REG_MR) leaves the key's
- *    state unknown: the MRs go to md_unknown and recovery (ib_mr.c)
+ *    state unknown: the MRs go to md_unknown and recovery (ib_regqp.c)
  *    deregisters them after draining the registration QP, which kills the
  *    keys for good and releases their waiters.  Such MRs are never reused.
  *

@@ -306,12 +306,20 @@ void rds_ib_mr_release(struct rds_ib_mr *mr, bool invalidate);
 void rds_ib_mr_key_dead(struct rds_ib_mr *mr);
 void rds_ib_mr_key_unknown(struct rds_ib_mr *mr);
 void rds_ib_mr_put_ref(struct rds_ib_mr *mr);
-int rds_ib_mr_qp_get(struct rds_ib_mr_dev *md, const struct in6_addr *laddr);
-void rds_ib_mr_qp_error(struct rds_ib_mr_dev *md, const char *why);
-bool rds_ib_mr_sq_get(struct rds_ib_mr_dev *md, unsigned int n);
-void rds_ib_mr_sq_put(struct rds_ib_mr_dev *md, unsigned int n);
 void rds_ib_mr_dev_put(struct rds_ib_mr_dev *md);
 void rds_ib_mr_device_remove(struct rds_ib_device *rid);
+void rds_ib_mr_reap_unknown(struct rds_ib_mr_dev *md);
+
+/* ib_regqp.c: the registration QP */
+/* Send queue of the registration QP; one entry stays free for the drain. */
+#define RDS_IB_REGQP_SQ		512
+#define RDS_IB_REGQP_TIMEOUT_MS	5000
+int rds_ib_mr_qp_get(struct rds_ib_mr_dev *md, const struct in6_addr *laddr);
+void rds_ib_mr_qp_error(struct rds_ib_mr_dev *md, const char *why);
+void rds_ib_mr_qp_destroy(struct rds_ib_mr_dev *md);
+void rds_ib_mr_recover_worker(struct work_struct *work);
+bool rds_ib_mr_sq_get(struct rds_ib_mr_dev *md, unsigned int n);
+void rds_ib_mr_sq_put(struct rds_ib_mr_dev *md, unsigned int n);
 
 /* ib_inv.c */
 extern bool rds_ib_inv_force_local;
