@@ -5,31 +5,32 @@
  * Theory of operation
  * ===================
  *
- * Every device with registrations has one RC QP on its PD for them (made
- * by the first registration, rds_ib_mr_qp_get()), connected through
- * rdma_cm to a second QP on the same device: a listener on the socket's
- * bound address and an ephemeral port, and an active cm_id dialling it.
- * The connection requests the listener accepts are only our own active
- * side's (its source address and port, and md_nonce, a random number of
- * each incarnation, as private data: the listener is reachable from the
- * network).  The active QP's send queue (RDS_IB_REGQP_SQ entries, one
- * kept free for the drain) is shared by every registration and the
- * invalidation worker through rds_ib_mr_sq_get()/_put(); completions go to
- * the handlers of ib_mr.c and ib_inv.c through wr_cqe.
+ * Every device with registrations has one RC QP on its PD for them (made by the
+ * first registration, rds_ib_mr_qp_get()), connected through rdma_cm to a
+ * second QP on the same device: a listener on the socket's bound address and an
+ * ephemeral port, and an active cm_id dialling it.  The connection requests the
+ * listener accepts are only our own active side's (its source address, and port
+ * except on iWARP where the port mapper may remap it, and md_nonce, a random
+ * number of each incarnation, as private data: the listener is reachable from
+ * the network).  The active QP's send queue (RDS_IB_REGQP_SQ entries, one kept
+ * free for the drain) is shared by every registration and the invalidation
+ * worker through rds_ib_mr_sq_get()/_put(); completions go to the handlers of
+ * ib_mr.c and ib_inv.c through wr_cqe.
  *
- * Users post with md_qp_sem held for reading; making, breaking and
- * destroying the QP take it for writing.  Any failed or flushed completion
- * or a fatal QP event calls rds_ib_mr_qp_error(), which marks the QP
- * broken, once, and queues the recovery work: it disconnects, drains (every
- * posted WR completes, most as flushed) and destroys the QPs and cm_ids,
- * then runs ib_mr.c's recycle step, rds_ib_mr_reap_unknown(), for the MRs
- * whose key state the failure left unknown.  The next registration makes a
+ * Users post with md_qp_sem held for reading; making and destroying the
+ * QP take it for writing.  Any failed or flushed completion, a fatal QP
+ * event, a disconnect, a failed LOCAL_INV post or a REG_MR that timed out
+ * calls rds_ib_mr_qp_error() (any context, no lock), which marks the QP
+ * broken and queues the recovery work (a racing second caller at worst
+ * queues it again, which queue_work() ignores): it disconnects, drains
+ * (every posted WR completes, most as flushed) and destroys the QPs and
+ * cm_ids, then runs ib_mr.c's recycle step, rds_ib_mr_reap_unknown(), for
+ * the MRs whose key state the failure left unknown.  The next user of the
+ * QP (a registration, or the invalidation worker on md_laddr) makes a
  * fresh self-connection.  Device removal destroys the QP the same way
  * (rds_ib_mr_device_remove() in ib_mr.c).
  */
 #include <linux/kernel.h>
-#include <linux/module.h>
-#include <linux/slab.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/random.h>
