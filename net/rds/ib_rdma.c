@@ -534,18 +534,26 @@ static void rds_ib_rdma_last_done(struct ib_cq *cq, struct ib_wc *wc)
  * RDMA op watchdog
  * ================
  *
- * A posted op must end in a completion, success or error.  Soft-RoCE on
- * 6.1 once left RDMA work requests unsent for good (not reproduced since;
- * the cause below is read in its source, not proven): its requester and
- * completer are separate tasklets, and the requester goes to sleep on
- * "too many unacknowledged PSNs" (req.wait_psn) or "too many skbs in
- * flight" (need_req_skb) without a lock against the completer or skb
- * destructor that would wake it, so one of their wake-ups can be lost.
- * With nothing left in flight there is no retransmit timer either; only
- * the next ib_post_send() restarts it.  A READ holds its message's SEND
- * back (rds_ib_msg_hold()), so after a READ nothing more is posted on the
- * path until it completes, and the ACK WR behind it stays in flight:
- * such a lost wake-up then stalls the connection for ever, silently.
+ * A posted op must end in a completion, success or error.  Soft-RoCE on 6.1
+ * once left RDMA work requests unsent for good (not reproduced since; the cause
+ * below is read in its source, not proven): its requester and completer are
+ * separate tasklets that may run at once on two CPUs, and the requester decides
+ * to wait before it says so, without a lock against the completer that would
+ * wake it.  The likeliest case is the fence: rxe_wqe_is_fenced() finds a READ
+ * or atomic still holding its credit, the completer returns the credit and,
+ * seeing no wait_fence yet, wakes nobody, and then the requester sets
+ * wait_fence and stops.  "Too many unacknowledged PSNs" (req.wait_psn) and "too
+ * many skbs in flight" (need_req_skb) have the same shape but need everything
+ * in flight to finish inside the window.  With nothing left in flight there is
+ * no retransmit timer either; only the next ib_post_send() restarts it.  In
+ * 6.12 the requester and completer are one work item and the race is gone.  The
+ * SEND after a READ was fenced when the stall was seen; it is held back in
+ * software now (above).  The SEND behind an atomic on a use-once key is still
+ * fenced, so it counts as outstanding until its slot is released, or the
+ * watchdog would see nothing to wait for.  A READ holds its message's SEND back
+ * (rds_ib_msg_hold()), so after a READ nothing more is posted on the path until
+ * it completes, and the ACK WR behind it stays in flight: such a lost wake-up
+ * then stalls the connection for ever, silently.
  *
  * So, per endpoint, while ops are outstanding (e_rdma_posted !=
  * e_rdma_done) a delayed work looks every rds_ib_rdma_kick_ms whether any
@@ -554,7 +562,10 @@ static void rds_ib_rdma_last_done(struct ib_cq *cq, struct ib_wc *wc)
  * a zero-length WRITE, IBA C9-88), which costs one PSN and restarts the
  * requester; at most one is in flight.  Only on soft-RoCE (rxe), whose
  * race this is; elsewhere the timeout alone applies.  Atomics (ib_atomic.c)
- * count as ops too.  After rds_ib_rdma_timeout_ms without a completion the
+ * count as ops too, and so does the fenced SEND behind a use-once atomic
+ * (which, if the peer's receive ring stays empty under RNR retries for the
+ * whole timeout, now drops the connection instead of waiting on for ever).
+ * After rds_ib_rdma_timeout_ms without a completion the
  * endpoint is failed (drop reason "timeout", detail -ETIMEDOUT): the QP
  * goes to error, every outstanding op completes with a flush and reports
  * RDS_RDMA_DROPPED, and the connection is rebuilt.  Counters:
@@ -854,8 +865,19 @@ void rds_ib_rdma_prep_send(struct rds_ib_ep *ep, struct rds_message *rm,
 	u32 rkey;
 
 	wr->opcode = IB_WR_SEND;
-	if (atomic && rm->atomic.op_use_once)
+	if (atomic && rm->atomic.op_use_once) {
 		wr->send_flags |= IB_SEND_FENCE;
+		/*
+		 * For the watchdog, the fenced SEND is outstanding until
+		 * its last slot is released (rds_ib_rdma_msg_sent()): a
+		 * lost wake-up of a fenced WR would otherwise go unseen,
+		 * the atomic it waits for being done.
+		 */
+		if (last) {
+			atomic_inc(&ep->e_rdma_posted);
+			rds_ib_rdma_wd_arm(ep);
+		}
+	}
 	if (!last || (!rdma && !atomic))
 		return;
 	if (rdma && rm->rdma.op_use_once) {
@@ -892,12 +914,16 @@ void rds_ib_rdma_prep_send(struct rds_ib_ep *ep, struct rds_message *rm,
  * @rm: the message
  * @ok: the SEND completed successfully
  *
- * Reports the message's ops (first report wins in rds.ko).
+ * Reports the message's ops (first report wins in rds.ko), and counts a
+ * fenced SEND done for the watchdog (rds_ib_rdma_prep_send()).
  */
 void rds_ib_rdma_msg_sent(struct rds_ib_ep *ep, struct rds_message *rm,
 			  bool ok)
 {
 	int status = ok ? RDS_RDMA_SUCCESS : RDS_RDMA_DROPPED;
+
+	if (rm->atomic.op_active && rm->atomic.op_use_once)
+		atomic_inc(&ep->e_rdma_done);
 
 	if (rm->rdma.op_active)
 		rds_rdma_send_complete(rm, status);

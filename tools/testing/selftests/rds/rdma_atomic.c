@@ -700,6 +700,73 @@ TEST_F_TIMEOUT(at, use_once, 600)
 	EXPECT_TRUE(quiet(self->a));
 }
 
+#define KICK_MS "/sys/module/rds_rdma/parameters/rds_ib_rdma_kick_ms"
+
+/*
+ * The SEND behind an atomic on a use-once key is fenced, and counts as
+ * outstanding for the RDMA op watchdog until its slot is released (rxe
+ * 6.1 can lose the requester's wake-up of a fenced WR).  Once the op and
+ * its message are done the watchdog must be idle: with a 50 ms period,
+ * no kick in the next 600 ms (an unpaired count would kick every period
+ * and drop the connection after rds_ib_rdma_timeout_ms).
+ */
+/* One use-once FADD of 3 on word 48, done and its message received. */
+static int use_once_fadd(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(at) *self, uint64_t base)
+{
+	struct sreq q = { .op = OP_USE_ONCE };
+	struct rds_atomic_args at;
+	struct srep r;
+	uint64_t v;
+
+	if (srv_set(self->c, &self->srv, 48, base) ||
+	    srv_call(self->c, &self->srv, &q, &r, NOTE_MS) || r.status)
+		return -1;
+	at = args_for(self, 48, self->res);
+	at.cookie = r.cookie;
+	at.fadd.add = 3;
+	*self->res = 0x5555;
+	if (send_atomic(self->a, &self->srv, RDS_CMSG_ATOMIC_FADD, &at, 2) < 0)
+		return -1;
+	EXPECT_EQ(RDS_RDMA_SUCCESS, wait_note(self->a, NULL));
+	EXPECT_EQ(base, *self->res);
+	/* a round trip: the owner got the message */
+	if (srv_get(self->c, &self->srv, 48, &v))
+		return -1;
+	EXPECT_EQ(base + 3, v);
+	return 0;
+}
+
+TEST_F_TIMEOUT(at, use_once_idle, 300)
+{
+	const uint64_t base = 0x7800000000ULL;
+	long long k0 = -1, k1 = -1, t0, t1;
+	char old[32] = "";
+	int i, ret = 0;
+
+	if (rds_read_file(KICK_MS, old, sizeof(old)))
+		SKIP(return, "no rds_ib_rdma_kick_ms (not our rds_rdma)");
+	ASSERT_EQ(0, rds_write_file(KICK_MS, "50"));
+	t0 = rds_counter("ib_rdma_timeouts");
+	for (i = 0; i < 3 && !ret; i++)
+		ret = use_once_fadd(_metadata, self, base + i);
+	if (!ret) {
+		rds_msleep(300);
+		k0 = rds_counter("ib_rdma_kicks");
+		rds_msleep(600);
+		k1 = rds_counter("ib_rdma_kicks");
+	}
+	t1 = rds_counter("ib_rdma_timeouts");
+	/* before any assertion: the period goes back whatever happened */
+	rds_write_file(KICK_MS, old);
+	ASSERT_EQ(0, ret) TH_LOG("use-once FADD %d failed", i);
+	TH_LOG("ib_rdma_kicks %lld -> %lld", k0, k1);
+	EXPECT_LE(0, k0);
+	EXPECT_EQ(k0, k1);
+	EXPECT_EQ(t0, t1);
+	EXPECT_TRUE(quiet(self->a));
+}
+
 /* Bad keys and remote addresses: REMOTE_ERROR, nothing written. */
 TEST_F_TIMEOUT(at, remote_errors, 600)
 {
