@@ -600,13 +600,14 @@ static void rds_ib_race_worker(struct work_struct *work)
 {
 	struct rds_ib_ep *ep = container_of(to_delayed_work(work),
 					    struct rds_ib_ep, e_race_work);
+	bool iw = test_bit(RDS_IB_EP_IW_GATE, &ep->e_flags);
 
-	if (!test_bit(RDS_IB_EP_IW_GATE, &ep->e_flags))
-		rds_ib_ep_fail(ep, RDS_DROP_TIMEOUT, 0,
-			       "winner of connect race never connected");
-	else if (!test_bit(RDS_IB_EP_UP, &ep->e_flags))
-		rds_ib_ep_fail(ep, RDS_DROP_TIMEOUT, 0,
-			       "iWARP initiator never sent its first frame");
+	/* An iWARP passive endpoint that went up meanwhile is fine. */
+	if (iw && test_bit(RDS_IB_EP_UP, &ep->e_flags))
+		return;
+	rds_ib_ep_fail(ep, RDS_DROP_TIMEOUT, 0,
+		       iw ? "iWARP initiator never sent its first frame" :
+			    "winner of connect race never connected");
 }
 
 /* ------------------------------------------------------------------------

@@ -248,28 +248,6 @@ static void rds_ib_recycle_empty(int kind, void **s, unsigned int *nr)
 	}
 }
 
-/* Empty every stack (module exit: no connection and no message is left). */
-static void rds_ib_recycle_drain(void)
-{
-	unsigned int cpu;
-	int kind, node;
-
-	for (kind = 0; kind < RDS_IB_RC_KINDS; kind++) {
-		for_each_possible_cpu(cpu) {
-			struct rds_ib_recycle *rc;
-
-			rc = per_cpu_ptr(&rds_ib_recycle, cpu);
-			rds_ib_recycle_empty(kind, rc->s[kind], &rc->nr[kind]);
-		}
-		for (node = 0; node < nr_node_ids; node++) {
-			struct rds_ib_recycle_node *rn;
-
-			rn = &rds_ib_recycle_nodes[node];
-			rds_ib_recycle_empty(kind, rn->s[kind], &rn->nr[kind]);
-		}
-	}
-}
-
 /* Our CPU hotplug state (dynamic), or 0. */
 static int rds_ib_recycle_hp;
 
@@ -286,6 +264,23 @@ static int rds_ib_recycle_cpu_dead(unsigned int cpu)
 		rds_ib_recycle_empty(kind, rc->s[kind], &rc->nr[kind]);
 	return 0;
 }
+
+/* Empty every stack (module exit: no connection and no message is left). */
+static void rds_ib_recycle_drain(void)
+{
+	unsigned int cpu;
+	int kind, node;
+
+	for_each_possible_cpu(cpu)
+		rds_ib_recycle_cpu_dead(cpu);
+	for (node = 0; node < nr_node_ids; node++) {
+		struct rds_ib_recycle_node *rn = &rds_ib_recycle_nodes[node];
+
+		for (kind = 0; kind < RDS_IB_RC_KINDS; kind++)
+			rds_ib_recycle_empty(kind, rn->s[kind], &rn->nr[kind]);
+	}
+}
+
 
 /**
  * rds_ib_recv_init - module-wide receive state
