@@ -401,12 +401,16 @@ int rds_ib_atomic_check(struct rds_sock *rs, struct rds_connection *conn,
  * @cp: path
  * @op: &rm->atomic
  *
- * RDS_IN_XMIT held, never sleeps.  An emulated masked op returns
- * -EINPROGRESS once posted and -EAGAIN until its loop finished (the
- * completion kicks the send worker).
+ * RDS_IN_XMIT held, process context: a message that also carries an
+ * RDMA op first has that op's contexts built and freed
+ * (rds_ib_rdma_postable(), GFP_KERNEL), so that an op that could never
+ * be posted is refused before the atomic goes.  An emulated masked op
+ * returns -EINPROGRESS once posted and -EAGAIN until its loop finished
+ * (the completion kicks the send worker).
  *
  * Return: 0, -EINPROGRESS (posted, holding the SEND), -EAGAIN/-ENOMEM
- * (called again), -ENOTCONN/-EIO (drop path).
+ * (called again), -ECANCELED (not posted, reported: complete the message
+ * unsent), -ENOTCONN/-EIO (drop path).
  */
 int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 {
@@ -445,10 +449,17 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 		rds_atomic_send_complete(rm, RDS_RDMA_REMOTE_ERROR);
 		return -ECANCELED;
 	}
-
-	if (!rds_ib_rdma_sq_get(ep, 1)) {
-		return -EAGAIN;
+	/* Posted, the atomic could not be taken back (ib_rdma.c). */
+	if (rm->rdma.op_active) {
+		ret = rds_ib_rdma_postable(ep, rm);
+		if (ret == -ECANCELED)
+			rds_atomic_send_complete(rm, RDS_RDMA_OTHER_ERROR);
+		if (ret)
+			return ret;
 	}
+
+	if (!rds_ib_rdma_sq_get(ep, 1))
+		return -EAGAIN;
 	ac = kzalloc(sizeof(*ac), GFP_ATOMIC | __GFP_NOWARN);
 	if (!ac) {
 		rds_ib_rdma_sq_put(ep, 1);

@@ -927,14 +927,17 @@ static void rds_ib_established(struct rds_ib_ep *ep,
 		rds_ib_apply_peer_cmn(ep, cmn);
 	}
 	conn->c_version = ep->e_version;
-	pr_info("RDS/IB: %s conn connected <%pI6c,%pI6c,%u> version %u.%u%s%s\n",
+	pr_info("RDS/IB: %s conn connected <%pI6c,%pI6c,%u> version %u.%u%s%s%s\n",
 		ep->e_active ? "Active" : "Passive",
 		&conn->c_laddr, &conn->c_faddr, conn->c_tos,
 		RDS_PROTOCOL_MAJOR(ep->e_version),
 		RDS_PROTOCOL_MINOR(ep->e_version),
 		test_bit(RDS_IB_EP_FLOWCTL, &ep->e_flags) ?
 			", flow control" : "",
-		ep->e_peer_caps & RDS_IB_CAP_EXT ? ", ext" : "");
+		ep->e_peer_caps & RDS_IB_CAP_EXT ? ", ext" : "",
+		test_bit(RDS_IB_EP_IW_GATE, &ep->e_flags) &&
+		!test_bit(RDS_IB_EP_IW_HEARD, &ep->e_flags) ?
+			", up at the initiator's first frame" : "");
 	/*
 	 * iWARP: our initiator frame (an ACK-only message, carrying the
 	 * credits to advertise), which releases a passive side waiting for

@@ -69,9 +69,13 @@
  * completed unsent (-ECANCELED to rds.ko, which takes it off the path at
  * once): sent without the op, it would tell the key's owner that the
  * RDMA was done.  The connection and its other messages are not touched.
- * Only a message whose atomic was already posted drops the path instead
- * (its atomic's success is reported by the SEND's completion, which would
- * never come); that takes both ops in one message, unpostable.
+ * A message that also carries an atomic is checked before its atomic is
+ * posted (rds_ib_rdma_postable(), a dry run of the contexts): if the RDMA
+ * op can never go, neither op is posted, both are reported
+ * RDS_RDMA_OTHER_ERROR, and the message is completed unsent.  Only an op
+ * that turns unpostable after its atomic went (its pages unmappable for
+ * RDS_IB_RDMA_MAP_RETRY_MS in between) still drops the path: the atomic's
+ * success is reported by the SEND's completion, which would never come.
  *
  * Send queue room: the QP has e_rdma_sq entries beyond the send ring;
  * e_rdma_inuse counts those in use by RDMA and atomic WRs.  An op needs
@@ -706,6 +710,46 @@ static int rds_ib_rdma_unpostable(struct rds_ib_ep *ep,
 			    rm->rdma.op_bytes, rm->rdma.op_nents,
 			    &ep->e_ic->ic_conn->c_faddr, err);
 	return rm->atomic.op_active ? -EIO : -ECANCELED;
+}
+
+/**
+ * rds_ib_rdma_postable - could the RDMA op of @rm ever be posted on @ep?
+ * @ep: endpoint, up
+ * @rm: a message with an atomic and an RDMA op, neither posted yet
+ *
+ * Called by rds_ib_xmit_atomic() before it posts the atomic: once the
+ * atomic is posted, an RDMA op found unpostable could only drop the path
+ * (see the theory of operation).  Builds the op's contexts as
+ * rds_ib_xmit_rdma() would, and frees them unposted (rdma_rw_ctx_wrs()
+ * moves the MRs' keys on, so a context that was only made leaves none
+ * behind).  An op that can never be posted is reported
+ * RDS_RDMA_OTHER_ERROR and counted in ib_rdma_unpostable, as there.
+ * Costs a DMA mapping more, for these messages only.
+ *
+ * Process context.  Return: 0 (it can); -ENOMEM or -EAGAIN (short now:
+ * try again later); -ECANCELED (never: reported, complete the message
+ * unsent without posting the atomic).
+ */
+int rds_ib_rdma_postable(struct rds_ib_ep *ep, struct rds_message *rm)
+{
+	struct rm_rdma_op *op = &rm->rdma;
+	struct rds_ib_rdma_ctx *ctx;
+	int ret;
+
+	/* rds_ib_xmit_rdma() fails these itself. */
+	if (!op->op_nents || !op->op_bytes || op->op_mapped)
+		return 0;
+	ret = rds_ib_rdma_ctx_make(ep, op, &ctx);
+	if (ret == -ENOMEM || ret == -EAGAIN)
+		return ret;
+	if (ret > 0) {
+		rds_ib_rdma_ctx_free(ctx);
+		if (ret <= ep->e_rdma_sq)
+			return 0;
+		ret = -E2BIG;
+	}
+	rds_ib_rdma_unpostable(ep, rm, ret);
+	return -ECANCELED;
 }
 
 /**

@@ -244,7 +244,16 @@ static int rds_ib_mr_cm_handler(struct rdma_cm_id *id,
 	return 0;
 }
 
-/* Tear the self-connection down.  md_qp_sem held for writing. */
+/**
+ * rds_ib_mr_qp_destroy - tear the registration self-connection down
+ * @md: device state
+ *
+ * md_qp_sem held for writing, process context (ib_drain_qp() sleeps).
+ * Every WR posted on the QP has completed, flushed if need be, when this
+ * returns, so the caller may then reap the MRs whose keys it left
+ * UNKNOWN (rds_ib_mr_reap_unknown()).  Idempotent: a QP or id already
+ * gone is skipped.  The next rds_ib_mr_qp_get() makes a new one.
+ */
 void rds_ib_mr_qp_destroy(struct rds_ib_mr_dev *md)
 {
 	if (md->md_active_id && md->md_active_id->qp) {
@@ -379,6 +388,16 @@ fail:
 	return ret;
 }
 
+/**
+ * rds_ib_mr_recover_worker - rebuild a broken registration QP
+ * @work: md_recover_work of the device state
+ *
+ * Queued by rds_ib_mr_qp_error() with a reference on the device state,
+ * which it drops.  Tears down the QP if it is still the broken one (a
+ * registration may have rebuilt it first), then reaps the MRs whose keys
+ * a failed or flushed WR left UNKNOWN: the drain guarantees no WR refers
+ * to them any more.  The QP itself is made again on the next use.
+ */
 void rds_ib_mr_recover_worker(struct work_struct *work)
 {
 	struct rds_ib_mr_dev *md = container_of(work, struct rds_ib_mr_dev,

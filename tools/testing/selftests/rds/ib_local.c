@@ -35,7 +35,10 @@
  *                 than a connection's pool has (16), must end
  *                 RDS_RDMA_OTHER_ERROR with the local buffer untouched,
  *                 counted in ib_rdma_unpostable, and the connection must
- *                 stay up for the next op.
+ *                 stay up for the next op.  Then one message with a
+ *                 fetch-and-add and a WRITE of 12, and of 24, pieces:
+ *                 when the WRITE is unpostable neither op may run (both
+ *                 OTHER_ERROR, the word untouched, the connection up).
  *
  * For IPv4 and IPv6.  The addresses are removed at the end.  Our modules
  * only (the in-tree IB transport sends unpinned local traffic through the
@@ -579,6 +582,116 @@ static bool rw_pool_wait(struct __test_metadata *_metadata, int a,
 }
 
 /*
+ * One message carrying a fetch-and-add of 5 on the key's word at offset
+ * 1 MiB - 8 and a WRITE of layout l (from the arena, to the key's start),
+ * both with NOTIFY_ME.  With MRs forced and 24 pieces the WRITE can never
+ * be posted: the atomic must not be posted either (once it has been it
+ * cannot be taken back, and before 2026-12-07 the path was dropped):
+ * both ops OTHER_ERROR, the word and the target untouched, no message to
+ * the owner, none left queued.  Otherwise both SUCCESS, the word added
+ * to, the data in place, one message.
+ */
+static bool rw_atomic_run(struct __test_metadata *_metadata, int a,
+			  const struct sockaddr_storage *ba, int b,
+			  uint64_t cookie, char *arena, char *target,
+			  const struct rw_layout *l, bool forced,
+			  uint64_t *token)
+{
+	bool too_many = forced && l->n > 16;
+	int expect = too_many ? RDS_RDMA_OTHER_ERROR : RDS_RDMA_SUCCESS;
+	const uint64_t woff = RW_TARGET - 8, old = 0x1122334455667700ULL;
+	uint64_t *word = (uint64_t *)(target + woff), *res, got = 0;
+	struct rds_iovec v[RW_MAXV];
+	struct rds_rdma_args ra = {
+		.cookie = cookie,
+		.local_vec_addr = (uintptr_t)v,
+		.nr_local = l->n,
+		.flags = RDS_RDMA_NOTIFY_ME | RDS_RDMA_READWRITE,
+		.user_token = *token + 1,
+	};
+	struct rds_atomic_args at = {
+		.cookie = cookie,
+		.remote_addr = woff,
+		.fadd = { .add = 5 },
+		.flags = RDS_RDMA_NOTIFY_ME,
+		.user_token = *token + 2,
+	};
+	struct rds_cm cm[2] = {
+		{ RDS_CMSG_ATOMIC_FADD, &at, sizeof(at), 0 },
+		{ RDS_CMSG_RDMA_ARGS, &ra, sizeof(ra), 0 },
+	};
+	bool ok = true, seen[2] = { false, false };
+	unsigned int i;
+	int k, st;
+
+	/* The result word: 8-byte aligned, past the pieces. */
+	res = (uint64_t *)(arena + RW_ARENA - 8);
+	at.local_addr = (uintptr_t)res;
+	*res = 0x5555;
+	memset(arena, 0, RW_ARENA - 8);
+	for (i = 0; i < l->n; i++) {
+		v[i].addr = (uintptr_t)arena + l->off + i * l->step;
+		v[i].bytes = l->len;
+		rds_fill(arena + l->off + i * l->step, l->len, 3000 + i);
+	}
+	ra.remote_vec.addr = 0;
+	ra.remote_vec.bytes = (uint64_t)l->n * l->len;
+	memset(target, 0x5a, RW_TARGET);
+	*word = old;
+	if (rds_sendmsg_cm(a, ba, "at", 2, cm, 2, WAIT_MS) < 0) {
+		TH_LOG("%s + FADD: sendmsg: %s", l->name, strerror(errno));
+		return false;
+	}
+	for (k = 0; k < 2; k++) {
+		st = rds_wait_note(a, &got, WAIT_MS);
+		i = (unsigned int)(got - *token - 1);
+		if (st < 0 || i > 1 || seen[i]) {
+			TH_LOG("%s + FADD: note %d: status %d token %llu",
+			       l->name, k, st, (unsigned long long)got);
+			ok = false;
+			break;
+		}
+		seen[i] = true;
+		if (st != expect) {
+			TH_LOG("%s + FADD: %s ended %d, not %d", l->name,
+			       i ? "the atomic" : "the WRITE", st, expect);
+			ok = false;
+		}
+	}
+	*token += 2;
+	if (too_many) {
+		if (*word != old || *res != 0x5555) {
+			TH_LOG("%s + FADD: the atomic ran (word %#llx)",
+			       l->name, (unsigned long long)*word);
+			ok = false;
+		}
+		if (!all_c(target, RW_TARGET - 8, 0x5a)) {
+			TH_LOG("%s + FADD: the WRITE touched the target",
+			       l->name);
+			ok = false;
+		}
+	} else if (*word != old + 5 || *res != old ||
+		   !rw_same(arena, l, target)) {
+		TH_LOG("%s + FADD: word %#llx result %#llx data %s", l->name,
+		       (unsigned long long)*word, (unsigned long long)*res,
+		       rw_same(arena, l, target) ? "ok" : "differs");
+		ok = false;
+	}
+	k = rds_drain(b, 200);
+	if (k != (too_many ? 0 : 1)) {
+		TH_LOG("%s + FADD: the owner got %d messages", l->name, k);
+		ok = false;
+	}
+	k = too_many ? rw_unsent() : 0;
+	if (k) {
+		TH_LOG("%s + FADD: %d unsent messages still queued", l->name,
+		       k);
+		ok = false;
+	}
+	return ok;
+}
+
+/*
  * READs and WRITEs through rdma_rw_ctx in every layout; with
  * RDS_FORCE_MR=1 (ib_core.force_mr=1) through MRs, checked by counters.
  */
@@ -615,6 +728,10 @@ TEST_F(il, rdma_rw)
 					  &token));
 	EXPECT_TRUE(rw_pool_wait(_metadata, a, &ba, b, cookie, arena, target,
 				 forced, &token));
+	EXPECT_TRUE(rw_atomic_run(_metadata, a, &ba, b, cookie, arena, target,
+				  &rw_layouts[4], forced, &token));
+	EXPECT_TRUE(rw_atomic_run(_metadata, a, &ba, b, cookie, arena, target,
+				  &rw_layouts[5], forced, &token));
 	ops = rds_counter("ib_rdma_ops") - ops0;
 	wrs = rds_counter("ib_rdma_wrs") - wrs0;
 	unp = rds_counter("ib_rdma_unpostable") - unp0;
@@ -624,11 +741,11 @@ TEST_F(il, rdma_rw)
 	EXPECT_EQ(0, drops);
 	if (forced) {
 		/* Each op posted: at least a REG_MR and its RDMA per MR. */
-		EXPECT_EQ(2 * (ARRAY_SIZE(rw_layouts) - 1) + 2, ops);
+		EXPECT_EQ(2 * (ARRAY_SIZE(rw_layouts) - 1) + 2 + 1, ops);
 		EXPECT_GE(wrs, 2 * ops);
-		EXPECT_EQ(3, unp);
+		EXPECT_EQ(4, unp);
 	} else {
-		EXPECT_EQ(2 * ARRAY_SIZE(rw_layouts) + 3, ops);
+		EXPECT_EQ(2 * ARRAY_SIZE(rw_layouts) + 3 + 2, ops);
 		EXPECT_EQ(0, unp);
 	}
 	close(a);
