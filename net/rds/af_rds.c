@@ -135,6 +135,26 @@ out:
 	return ret;
 }
 
+/**
+ * rds_wake_sk - wake whoever sleeps on, or polls, @rs
+ * @rs: the socket
+ *
+ * For every event a sleeper of the socket waits for: a message or a
+ * notification to read, send room, a congestion update it monitors.
+ * Any context.
+ */
+void rds_wake_sk(struct rds_sock *rs)
+{
+	struct sock *sk = rds_rs_to_sk(rs);
+	struct socket_wq *wq;
+
+	rcu_read_lock();
+	wq = rcu_dereference(sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_all(&wq->wait);
+	rcu_read_unlock();
+}
+
 static __poll_t rds_poll(struct file *file, struct socket *sock,
 			 poll_table *wait)
 {

@@ -191,7 +191,6 @@ void rds_cong_map_updated(struct rds_cong_map *map, u64 portmask)
 		return;
 	read_lock_irqsave(&rds_cong_monitor_lock, flags);
 	list_for_each_entry(rs, &rds_cong_monitor, rs_cong_item) {
-		struct sock *sk = rds_rs_to_sk(rs);
 		u64 notify;
 
 		spin_lock(&rs->rs_recv_lock);
@@ -199,15 +198,8 @@ void rds_cong_map_updated(struct rds_cong_map *map, u64 portmask)
 		rs->rs_cong_mask &= ~portmask;
 		notify = rs->rs_cong_notify;
 		spin_unlock(&rs->rs_recv_lock);
-		if (notify) {
-			struct socket_wq *wq;
-
-			rcu_read_lock();
-			wq = rcu_dereference(sk->sk_wq);
-			if (skwq_has_sleeper(wq))
-				wake_up_interruptible_all(&wq->wait);
-			rcu_read_unlock();
-		}
+		if (notify)
+			rds_wake_sk(rs);
 	}
 	read_unlock_irqrestore(&rds_cong_monitor_lock, flags);
 }

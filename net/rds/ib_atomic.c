@@ -423,15 +423,8 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 	int ret;
 
 	/* An emulation loop we started earlier: never touch it. */
-	ret = rds_ib_msg_held(rm);
+	ret = rds_ib_op_begin(ep, rm);
 	if (ret <= 0)
-		return ret;
-	if (!ep || !test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
-	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
-		return -ENOTCONN;
-	/* Earlier messages' chained SENDs go first (ib_send.c). */
-	ret = rds_ib_send_flush(ep);
-	if (ret)
 		return ret;
 	rid = ep->e_rid;
 	if (rid->rid_iwarp || rid->rid_atomic_cap == IB_ATOMIC_NONE) {

@@ -152,7 +152,7 @@ void rds_ib_msg_unhold(struct rds_ib_ep *ep, struct rds_message *rm)
  * released, now cleared: the op that held it is done, go on; 1 if there
  * was no hold.
  */
-int rds_ib_msg_held(struct rds_message *rm)
+static int rds_ib_msg_held(struct rds_message *rm)
 {
 	void *held = smp_load_acquire(&rm->m_final_op);
 
@@ -162,6 +162,34 @@ int rds_ib_msg_held(struct rds_message *rm)
 		return -EAGAIN;
 	rm->m_final_op = NULL;
 	return 0;
+}
+
+/**
+ * rds_ib_op_begin - may an op of @rm be posted on @ep now?
+ * @ep: the path's endpoint, or NULL
+ * @rm: the message, with RDS_IN_XMIT held
+ *
+ * The common start of rds_ib_xmit_rdma() and rds_ib_xmit_atomic(): an op
+ * that holds the message's SEND back is never posted twice, nothing is
+ * posted on an endpoint that is not up, and earlier messages' chained
+ * SENDs go first (ib_send.c).
+ *
+ * Return: 1 post the op; 0 the op was posted and its hold released (go
+ * on with the message); -EAGAIN while it holds the SEND back; -ENOTCONN
+ * or -EIO to drop the path.
+ */
+int rds_ib_op_begin(struct rds_ib_ep *ep, struct rds_message *rm)
+{
+	int ret;
+
+	ret = rds_ib_msg_held(rm);
+	if (ret <= 0)
+		return ret;
+	if (!ep || !test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
+	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
+		return -ENOTCONN;
+	ret = rds_ib_send_flush(ep);
+	return ret ? ret : 1;
 }
 
 /**
@@ -784,15 +812,8 @@ int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op)
 	bool hold;
 	int ret;
 
-	ret = rds_ib_msg_held(rm);
+	ret = rds_ib_op_begin(ep, rm);
 	if (ret <= 0)
-		return ret;
-	if (!ep || !test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
-	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
-		return -ENOTCONN;
-	/* Earlier messages' chained SENDs go first (ib_send.c). */
-	ret = rds_ib_send_flush(ep);
-	if (ret)
 		return ret;
 	if (!op->op_nents || !op->op_bytes)
 		return -EIO;

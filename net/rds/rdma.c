@@ -569,17 +569,6 @@ static void rds_notifier_free(struct rds_notifier *n)
 	kfree(n);
 }
 
-static void rds_notify_wake(struct rds_sock *rs)
-{
-	struct sock *sk = rds_rs_to_sk(rs);
-	struct socket_wq *wq;
-
-	rcu_read_lock();
-	wq = rcu_dereference(sk->sk_wq);
-	if (skwq_has_sleeper(wq))
-		wake_up_interruptible_all(&wq->wait);
-	rcu_read_unlock();
-}
 
 /*
  * Report the outcome of one op: the first report wins.  Queued when the
@@ -606,7 +595,7 @@ static void rds_op_report(struct rds_notifier **slot, bool notify,
 		spin_unlock_irqrestore(&rs->rs_recv_lock, flags);
 	}
 	if (queued)
-		rds_notify_wake(rs);
+		rds_wake_sk(rs);
 	else
 		rds_notifier_free(n);
 }
@@ -1543,7 +1532,7 @@ void rds_inc_unhold(struct rds_incoming *inc)
 	if (atomic_dec_and_test(&inc->i_holds)) {
 		rs = xchg(&inc->i_hold_rs, NULL);
 		if (rs) {
-			rds_notify_wake(rs);
+			rds_wake_sk(rs);
 			sock_put(rds_rs_to_sk(rs));
 		}
 	}

@@ -1152,6 +1152,9 @@ static inline u32 rds_sk_rcvbuf(struct rds_sock *rs)
 	return READ_ONCE(rds_rs_to_sk(rs)->sk_rcvbuf) / 2;
 }
 
+/* af_rds.c */
+void rds_wake_sk(struct rds_sock *rs);
+
 /* bind.c */
 int rds_bind(struct socket *sock, struct sockaddr *uaddr, int addr_len);
 void rds_remove_bound(struct rds_sock *rs);
@@ -1807,7 +1810,6 @@ void rds_send_drop_to(struct rds_sock *rs, const struct in6_addr *daddr,
 void rds_send_path_purge(struct rds_conn_path *cp);
 int rds_send_pong(struct rds_conn_path *cp, __be16 dport, gfp_t gfp);
 bool rds_send_has_room(struct rds_sock *rs);
-void rds_wake_sk(struct rds_sock *rs);
 
 /* ------------------------------------------------------------------------
  * zcopy.c: MSG_ZEROCOPY pinning and completion cookies

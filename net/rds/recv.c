@@ -87,17 +87,6 @@ void rds_inc_put(struct rds_incoming *inc)
 }
 EXPORT_SYMBOL_GPL(rds_inc_put);
 
-static inline void rds_recv_wake(struct rds_sock *rs)
-{
-	struct sock *sk = rds_rs_to_sk(rs);
-	struct socket_wq *wq;
-
-	rcu_read_lock();
-	wq = rcu_dereference(sk->sk_wq);
-	if (skwq_has_sleeper(wq))
-		wake_up_interruptible_all(&wq->wait);
-	rcu_read_unlock();
-}
 
 /* The congestion map of the address the message was sent to. */
 static struct rds_cong_map *rds_inc_dest_map(struct rds_incoming *inc)
@@ -268,7 +257,7 @@ void rds_recv_incoming(struct rds_conn_path *cp, const struct in6_addr *saddr,
 		list_add_tail(&inc->i_item, &rs->rs_recv_queue);
 		spin_unlock_irqrestore(&rs->rs_recv_lock, flags);
 		rds_stats_inc(s_recv_queued);
-		rds_recv_wake(rs);
+		rds_wake_sk(rs);
 	} else {
 		spin_unlock_irqrestore(&rs->rs_recv_lock, flags);
 		rds_stats_inc(s_recv_drop_dead_sock);

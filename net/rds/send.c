@@ -60,24 +60,6 @@ RDS_PARAM_UINT(send_batch_count, rds_send_batch_count, 1, RDS_SEND_BATCH_MAX,
 	       0444,
 	       " Messages handed to the transport per pass of the send loop (1..1048576, default 1024)");
 
-/**
- * rds_wake_sk - wake whoever sleeps on, or polls, @rs
- * @rs: the socket
- *
- * Any context.
- */
-void rds_wake_sk(struct rds_sock *rs)
-{
-	struct sock *sk = rds_rs_to_sk(rs);
-	struct socket_wq *wq;
-
-	rcu_read_lock();
-	wq = rcu_dereference(sk->sk_wq);
-	if (skwq_has_sleeper(wq))
-		wake_up_interruptible_all(&wq->wait);
-	rcu_read_unlock();
-}
-
 bool rds_send_has_room(struct rds_sock *rs)
 {
 	return READ_ONCE(rs->rs_snd_bytes) < rds_sk_sndbuf(rs);
