@@ -443,7 +443,7 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 		return -ECANCELED;
 	}
 	/* Posted, the atomic could not be taken back (ib_rdma.c). */
-	if (rm->rdma.op_active) {
+	if (rm->rdma.op_active && !rm->rdma.op_postable) {
 		ret = rds_ib_rdma_postable(ep, rm);
 		if (ret == -ECANCELED)
 			rds_atomic_send_complete(rm, RDS_RDMA_OTHER_ERROR);
@@ -531,6 +531,9 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 	ret = rds_ib_atomic_post(ac);
 	if (ret) {
 		rm->m_final_op = NULL;
+		/* Nothing of the op is posted: its buffer is ours again. */
+		ib_dma_unmap_sg(rid->rid_dev, op->op_sg, 1, DMA_FROM_DEVICE);
+		op->op_mapped = 0;
 		rds_message_put(rm);
 		rds_ib_rdma_sq_put(ep, 1);
 		kfree(ac);

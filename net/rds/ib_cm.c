@@ -900,6 +900,7 @@ static void rds_ib_established(struct rds_ib_ep *ep,
 {
 	struct rds_ib_connection *ic = ep->e_ic;
 	struct rds_connection *conn = ic->ic_conn;
+	bool wait;
 
 	if (ep->e_active) {
 		const union rds_ib_conn_priv *dp = event->param.conn.private_data;
@@ -927,6 +928,12 @@ static void rds_ib_established(struct rds_ib_ep *ep,
 		rds_ib_apply_peer_cmn(ep, cmn);
 	}
 	conn->c_version = ep->e_version;
+	/*
+	 * iWARP passive side: wait for the initiator's first frame if it has
+	 * not come yet (rds_ib_ep_iw_heard() then goes up).
+	 */
+	wait = test_bit(RDS_IB_EP_IW_GATE, &ep->e_flags) &&
+	       !test_and_set_bit(RDS_IB_EP_IW_HALF, &ep->e_flags);
 	pr_info("RDS/IB: %s conn connected <%pI6c,%pI6c,%u> version %u.%u%s%s%s\n",
 		ep->e_active ? "Active" : "Passive",
 		&conn->c_laddr, &conn->c_faddr, conn->c_tos,
@@ -935,19 +942,15 @@ static void rds_ib_established(struct rds_ib_ep *ep,
 		test_bit(RDS_IB_EP_FLOWCTL, &ep->e_flags) ?
 			", flow control" : "",
 		ep->e_peer_caps & RDS_IB_CAP_EXT ? ", ext" : "",
-		test_bit(RDS_IB_EP_IW_GATE, &ep->e_flags) &&
-		!test_bit(RDS_IB_EP_IW_HEARD, &ep->e_flags) ?
-			", up at the initiator's first frame" : "");
+		wait ? ", up at the initiator's first frame" : "");
 	/*
 	 * iWARP: our initiator frame (an ACK-only message, carrying the
 	 * credits to advertise), which releases a passive side waiting for
-	 * it; as the passive side, wait for the initiator's first frame if
-	 * it has not come yet (rds_ib_ep_iw_heard() then goes up).
+	 * it.
 	 */
 	if (ep->e_active && ep->e_rid->rid_iwarp)
 		set_bit(RDS_IB_EP_ACK_REQUESTED, &ep->e_flags);
-	if (test_bit(RDS_IB_EP_IW_GATE, &ep->e_flags) &&
-	    !test_and_set_bit(RDS_IB_EP_IW_HALF, &ep->e_flags)) {
+	if (wait) {
 		/* Bounded: a peer gone before its first frame is not heard. */
 		queue_delayed_work(rds_ib_wq, &ep->e_race_work,
 				   RDS_IB_RACE_WAIT);

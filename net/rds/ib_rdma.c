@@ -772,8 +772,15 @@ int rds_ib_rdma_postable(struct rds_ib_ep *ep, struct rds_message *rm)
 		return ret;
 	if (ret > 0) {
 		rds_ib_rdma_ctx_free(ctx);
-		if (ret <= ep->e_rdma_sq)
+		if (ret <= ep->e_rdma_sq) {
+			/*
+			 * Once: the atomic's own retries skip this.  And the
+			 * real mapping gets its full retry time of its own.
+			 */
+			op->op_postable = 1;
+			op->op_map_since = 0;
 			return 0;
+		}
 		ret = -E2BIG;
 	}
 	rds_ib_rdma_unpostable(ep, rm, ret);

@@ -525,6 +525,8 @@ struct rds_notifier {
  *	cookie and no other op that is not silent, no SEND follows at all
  *	(rds_msg_has_send()): the RDMA WR is the final op
  * @op_mapped: the transport DMA mapped op_sg (transport bookkeeping)
+ * @op_postable: the transport found the op postable before it posted the
+ *	message's atomic (transport bookkeeping)
  * @op_use_once: the remote cookie is one of our nodes' use-once keys
  *	(RDS_MR_IOVA_USE_ONCE in its offset; an RDS_RDMA_USE_ONCE flag in
  *	the args is accepted but does not set it: only the owner decides):
@@ -554,6 +556,7 @@ struct rm_rdma_op {
 	unsigned int		op_recverr:1;
 	unsigned int		op_silent:1;
 	unsigned int		op_mapped:1;
+	unsigned int		op_postable:1;
 	unsigned int		op_use_once:1;
 	u32			op_rkey;
 	u64			op_remote_addr;

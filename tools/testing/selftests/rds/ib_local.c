@@ -590,13 +590,22 @@ static bool rw_pool_wait(struct __test_metadata *_metadata, int a,
  * both ops OTHER_ERROR, the word and the target untouched, no message to
  * the owner, none left queued.  Otherwise both SUCCESS, the word added
  * to, the data in place, one message.
+ *
+ * With busy, the add is a masked one (emulated on rxe: the message is
+ * held by its compare-and-swap loop before the WRITE goes), and a plain
+ * WRITE of 12 pieces is sent just before it: with MRs forced it holds 12
+ * of the pool's 16 MRs, so the check of the combined message's WRITE may
+ * have to wait for them (the path is kicked by their completion).
  */
 static bool rw_atomic_run(struct __test_metadata *_metadata, int a,
 			  const struct sockaddr_storage *ba, int b,
 			  uint64_t cookie, char *arena, char *target,
-			  const struct rw_layout *l, bool forced,
+			  const struct rw_layout *l, bool forced, bool busy,
 			  uint64_t *token)
 {
+	const struct rw_layout *pl = &rw_layouts[4];
+	const uint64_t pwhere = 512 << 10;
+	char *parena = arena + (2 << 20);
 	bool too_many = forced && l->n > 16;
 	int expect = too_many ? RDS_RDMA_OTHER_ERROR : RDS_RDMA_SUCCESS;
 	const uint64_t woff = RW_TARGET - 8, old = 0x1122334455667700ULL;
@@ -620,8 +629,8 @@ static bool rw_atomic_run(struct __test_metadata *_metadata, int a,
 		{ RDS_CMSG_ATOMIC_FADD, &at, sizeof(at), 0 },
 		{ RDS_CMSG_RDMA_ARGS, &ra, sizeof(ra), 0 },
 	};
-	bool ok = true, seen[2] = { false, false };
-	unsigned int i;
+	bool ok = true, seen[3] = { false, false, false };
+	unsigned int i, nnotes = busy ? 3 : 2;
 	int k, st;
 
 	/* The result word: 8-byte aligned, past the pieces. */
@@ -638,34 +647,55 @@ static bool rw_atomic_run(struct __test_metadata *_metadata, int a,
 	ra.remote_vec.bytes = (uint64_t)l->n * l->len;
 	memset(target, 0x5a, RW_TARGET);
 	*word = old;
-	if (rds_sendmsg_cm(a, ba, "at", 2, cm, 2, WAIT_MS) < 0) {
+	if (busy) {
+		cm[0].type = RDS_CMSG_MASKED_ATOMIC_FADD;
+		at.m_fadd.add = 5;
+		at.m_fadd.nocarry_mask = 1ULL << 63;	/* no effect on +5 */
+		for (i = 0; i < pl->n; i++)
+			rds_fill(parena + pl->off + i * pl->step, pl->len,
+				 4000 + i);
+		if (rw_send(a, ba, cookie, pwhere, parena, pl, true,
+			    *token + 3)) {
+			TH_LOG("%s + FADD: the WRITE before: %s", l->name,
+			       strerror(errno));
+			return false;
+		}
+	}
+	/* 3 bytes when unpostable, as rw_send(): rw_unsent() counts them */
+	if (rds_sendmsg_cm(a, ba, "at!", too_many ? 3 : 2, cm, 2,
+			   WAIT_MS) < 0) {
 		TH_LOG("%s + FADD: sendmsg: %s", l->name, strerror(errno));
 		return false;
 	}
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < (int)nnotes; k++) {
 		st = rds_wait_note(a, &got, WAIT_MS);
 		i = (unsigned int)(got - *token - 1);
-		if (st < 0 || i > 1 || seen[i]) {
+		if (st < 0 || i >= nnotes || seen[i]) {
 			TH_LOG("%s + FADD: note %d: status %d token %llu",
 			       l->name, k, st, (unsigned long long)got);
 			ok = false;
 			break;
 		}
 		seen[i] = true;
-		if (st != expect) {
-			TH_LOG("%s + FADD: %s ended %d, not %d", l->name,
-			       i ? "the atomic" : "the WRITE", st, expect);
+		if (st != (i == 2 ? RDS_RDMA_SUCCESS : expect)) {
+			TH_LOG("%s + FADD: %s ended %d", l->name,
+			       i == 2 ? "the WRITE before" :
+			       i ? "the atomic" : "the WRITE", st);
 			ok = false;
 		}
 	}
-	*token += 2;
+	*token += nnotes;
+	if (busy && !rw_same(parena, pl, target + pwhere)) {
+		TH_LOG("%s + FADD: the WRITE before: target differs", l->name);
+		ok = false;
+	}
 	if (too_many) {
 		if (*word != old || *res != 0x5555) {
 			TH_LOG("%s + FADD: the atomic ran (word %#llx)",
 			       l->name, (unsigned long long)*word);
 			ok = false;
 		}
-		if (!all_c(target, RW_TARGET - 8, 0x5a)) {
+		if (!all_c(target, busy ? pwhere : RW_TARGET - 8, 0x5a)) {
 			TH_LOG("%s + FADD: the WRITE touched the target",
 			       l->name);
 			ok = false;
@@ -678,7 +708,7 @@ static bool rw_atomic_run(struct __test_metadata *_metadata, int a,
 		ok = false;
 	}
 	k = rds_drain(b, 200);
-	if (k != (too_many ? 0 : 1)) {
+	if (k != (too_many ? 0 : 1) + busy) {
 		TH_LOG("%s + FADD: the owner got %d messages", l->name, k);
 		ok = false;
 	}
@@ -729,9 +759,13 @@ TEST_F(il, rdma_rw)
 	EXPECT_TRUE(rw_pool_wait(_metadata, a, &ba, b, cookie, arena, target,
 				 forced, &token));
 	EXPECT_TRUE(rw_atomic_run(_metadata, a, &ba, b, cookie, arena, target,
-				  &rw_layouts[4], forced, &token));
+				  &rw_layouts[4], forced, false, &token));
 	EXPECT_TRUE(rw_atomic_run(_metadata, a, &ba, b, cookie, arena, target,
-				  &rw_layouts[5], forced, &token));
+				  &rw_layouts[5], forced, false, &token));
+	EXPECT_TRUE(rw_atomic_run(_metadata, a, &ba, b, cookie, arena, target,
+				  &rw_layouts[4], forced, true, &token));
+	EXPECT_TRUE(rw_atomic_run(_metadata, a, &ba, b, cookie, arena, target,
+				  &rw_layouts[5], forced, true, &token));
 	ops = rds_counter("ib_rdma_ops") - ops0;
 	wrs = rds_counter("ib_rdma_wrs") - wrs0;
 	unp = rds_counter("ib_rdma_unpostable") - unp0;
@@ -741,11 +775,11 @@ TEST_F(il, rdma_rw)
 	EXPECT_EQ(0, drops);
 	if (forced) {
 		/* Each op posted: at least a REG_MR and its RDMA per MR. */
-		EXPECT_EQ(2 * (ARRAY_SIZE(rw_layouts) - 1) + 2 + 1, ops);
+		EXPECT_EQ(2 * (ARRAY_SIZE(rw_layouts) - 1) + 2 + 1 + 3, ops);
 		EXPECT_GE(wrs, 2 * ops);
-		EXPECT_EQ(4, unp);
+		EXPECT_EQ(5, unp);
 	} else {
-		EXPECT_EQ(2 * ARRAY_SIZE(rw_layouts) + 3 + 2, ops);
+		EXPECT_EQ(2 * ARRAY_SIZE(rw_layouts) + 3 + 2 + 4, ops);
 		EXPECT_EQ(0, unp);
 	}
 	close(a);

@@ -651,15 +651,19 @@ static int dead_atomic(struct __test_metadata *_metadata,
 	for (try = 0; try < 3; try++) {
 		at->user_token++;
 		*res = 0x5555;
-		if (send_atomic(self->a, &self->srv, type, at, 2) < 0)
+		if (send_atomic(self->a, &self->srv, type, at, 2) < 0) {
+			TH_LOG("dead-key atomic: sendmsg: %s", strerror(errno));
 			return -1;
+		}
 		st = wait_note(self->a, NULL);
 		if (st != RDS_RDMA_DROPPED)
 			break;
 		TH_LOG("dead-key atomic dropped by a reconnect: once more");
 		EXPECT_EQ(0x5555, *res);
-		if (reconnected(self))
+		if (reconnected(self)) {
+			TH_LOG("dead-key atomic: no round trip after the drop");
 			return -1;
+		}
 	}
 	return st;
 }
