@@ -45,7 +45,7 @@
  *    keys for good and releases their waiters.  Such MRs are never reused.
  *
  * A key released while its asynchronous REG_MR (RDS_CMSG_RDMA_MAP) is still
- * in flight is not queued yet: rds_ib_inv_queue() notes it in m_reg_inv and
+ * in flight is not queued yet: rds_ib_inv_queue() moves it to REG_LINV and
  * the REG_MR completion queues it once the key is live (ib_mr.c).
  *
  * Device removal stops the batch worker for good (md_inv_stopped, under
@@ -259,9 +259,11 @@ void rds_ib_inv_queue(struct rds_ib_mr *mr, bool now)
 	live = mr->m_key_state == RDS_IB_KEY_LIVE;
 	if (live)
 		mr->m_key_state = RDS_IB_KEY_LINV;
-	else if (mr->m_key_state == RDS_IB_KEY_REG)
+	else if (mr->m_key_state == RDS_IB_KEY_REG ||
+		 mr->m_key_state == RDS_IB_KEY_REG_LINV)
 		/* Asynchronous REG_MR in flight: its completion queues it. */
-		mr->m_reg_inv = max_t(u8, mr->m_reg_inv, now ? 2 : 1);
+		mr->m_key_state = now ? RDS_IB_KEY_REG_LINV_NOW :
+					RDS_IB_KEY_REG_LINV;
 	xa_unlock_irqrestore(&md->md_keys, flags);
 	if (live)
 		rds_ib_inv_add_pending(md, mr, now);

@@ -60,7 +60,7 @@
  * RDS_MR_REG_PENDING and holds every message naming the MR until the
  * completion calls rds_mr_reg_complete() (rdma.c), which makes the key
  * live first.  A key released while its REG_MR is in flight is queued
- * for invalidation by that completion (m_reg_inv); a failed one is
+ * for invalidation by that completion (state REG_LINV); a failed one is
  * reported to rds.ko (its messages are dropped unsent) and then handled
  * as any failed WR (unknown, deregistered by recovery).  Per use-once MAP
  * operation the owner posts the REG_MR and at most one LOCAL_INV (none
@@ -890,7 +890,7 @@ static void rds_ib_mr_reg_async_done(struct rds_ib_mr *mr, bool ok)
 {
 	struct rds_ib_mr_dev *md = mr->m_md;
 	unsigned long flags;
-	u8 inv;
+	int inv;
 
 	if (!ok) {
 		/* The key hold keeps the pages mapped until recovery. */
@@ -899,15 +899,15 @@ static void rds_ib_mr_reg_async_done(struct rds_ib_mr *mr, bool ok)
 		return;
 	}
 	xa_lock_irqsave(&md->md_keys, flags);
+	/* Released meanwhile: rds_ib_inv_queue() left it to us. */
+	inv = mr->m_key_state;
 	mr->m_key_state = RDS_IB_KEY_LIVE;
-	inv = mr->m_reg_inv;
-	mr->m_reg_inv = 0;
 	atomic_inc(&mr->m_refs);
 	xa_unlock_irqrestore(&md->md_keys, flags);
 	rds_ib_mr_stat(mr->m_pool->p_class, RDS_IB_MR_STAT_USED);
 	mr->m_reg_cb(mr->m_sg_arg, true);
-	if (inv)
-		rds_ib_inv_queue(mr, inv > 1);
+	if (inv == RDS_IB_KEY_REG_LINV || inv == RDS_IB_KEY_REG_LINV_NOW)
+		rds_ib_inv_queue(mr, inv == RDS_IB_KEY_REG_LINV_NOW);
 	rds_ib_mr_put_ref(mr);
 }
 
@@ -1118,7 +1118,6 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 	mr->m_iova = mr->m_ib->iova;
 	mr->m_key_state = RDS_IB_KEY_REG;
 	mr->m_reg_cb = reg_cb;
-	mr->m_reg_inv = 0;
 	mr->m_reg_abandoned = false;
 	reinit_completion(&mr->m_reg_done);
 	/*

@@ -49,10 +49,17 @@ enum {
  */
 #define RDS_IB_MR_KEY_USES		(1U << (8 * sizeof(u8)))
 
-/* Key states (m_key_state). */
+/*
+ * Key states (m_key_state), the one record of where an MR's key stands.
+ * The REG_LINV states are an asynchronous registration (RDS_CMSG_RDMA_MAP)
+ * whose key was released while its REG_MR was in flight: its completion
+ * makes the key LIVE and queues its LOCAL_INV at once (ib_inv.c).
+ */
 enum {
 	RDS_IB_KEY_FREE,	/* not registered (clean, in the pool) */
 	RDS_IB_KEY_REG,		/* REG_MR posted, not completed */
+	RDS_IB_KEY_REG_LINV,	/* ... and released: invalidate once live */
+	RDS_IB_KEY_REG_LINV_NOW, /* ... and post that batch at once */
 	RDS_IB_KEY_LIVE,	/* registered, in md_keys */
 	RDS_IB_KEY_LINV,	/* LOCAL_INV queued or posted */
 	RDS_IB_KEY_DEAD,	/* invalidated; may be registered again */
@@ -140,7 +147,6 @@ struct rds_ib_mr_pool {
  * @m_reg_cb: asynchronous registration: called from the REG_MR
  *	completion with @m_sg_arg and whether the key is valid; NULL: the
  *	registering thread waits on @m_reg_done
- * @m_reg_inv: released while REG: 1 invalidate once live, 2 now
  * @m_reg_abandoned: a synchronous waiter gave up (fatal signal): the
  *	completion settles the MR (under md_keys' lock)
  * @m_inv_wr: the LOCAL_INV work request (ib_inv.c)
@@ -173,7 +179,6 @@ struct rds_ib_mr {
 	struct completion	m_reg_done;
 	int			m_reg_status;
 	void			(*m_reg_cb)(void *arg, bool ok);
-	u8			m_reg_inv;
 	bool			m_reg_abandoned;
 	struct ib_send_wr	m_inv_wr;
 	struct ib_cqe		m_inv_cqe;
