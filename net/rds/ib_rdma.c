@@ -485,7 +485,7 @@ retry:
 			op->op_map_since = jiffies | 1;
 		else if (time_after(jiffies, op->op_map_since +
 				    msecs_to_jiffies(RDS_IB_RDMA_MAP_RETRY_MS)))
-			return nwr;
+			return -ETIMEDOUT;	/* -ENOMEM would retry */
 		return -ENOMEM;
 	case -EAGAIN:
 		break;

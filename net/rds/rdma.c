@@ -569,7 +569,6 @@ static void rds_notifier_free(struct rds_notifier *n)
 	kfree(n);
 }
 
-
 /*
  * Report the outcome of one op: the first report wins.  Queued when the
  * application asked for it (always, or on failure with RDS_RECVERR).

@@ -526,7 +526,10 @@ struct rds_notifier {
  *	(rds_msg_has_send()): the RDMA WR is the final op
  * @op_mapped: the transport DMA mapped op_sg (transport bookkeeping)
  * @op_postable: the transport found the op postable before it posted the
- *	message's atomic (transport bookkeeping)
+ *	message's atomic (transport bookkeeping).  The transport's bits of
+ *	this word are written in xmit context while no context of the op is
+ *	in flight; op_mapped is also cleared by the op's last completion,
+ *	which only comes after the last such write
  * @op_use_once: the remote cookie is one of our nodes' use-once keys
  *	(RDS_MR_IOVA_USE_ONCE in its offset; an RDS_RDMA_USE_ONCE flag in
  *	the args is accepted but does not set it: only the owner decides):

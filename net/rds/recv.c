@@ -87,7 +87,6 @@ void rds_inc_put(struct rds_incoming *inc)
 }
 EXPORT_SYMBOL_GPL(rds_inc_put);
 
-
 /* The congestion map of the address the message was sent to. */
 static struct rds_cong_map *rds_inc_dest_map(struct rds_incoming *inc)
 {

@@ -695,7 +695,10 @@ static bool rw_atomic_run(struct __test_metadata *_metadata, int a,
 			       l->name, (unsigned long long)*word);
 			ok = false;
 		}
-		if (!all_c(target, busy ? pwhere : RW_TARGET - 8, 0x5a)) {
+		if (!all_c(target, busy ? pwhere : RW_TARGET - 8, 0x5a) ||
+		    (busy && !all_c(target + pwhere + pl->n * pl->len,
+				    RW_TARGET - 8 - pwhere -
+				    pl->n * pl->len, 0x5a))) {
 			TH_LOG("%s + FADD: the WRITE touched the target",
 			       l->name);
 			ok = false;
