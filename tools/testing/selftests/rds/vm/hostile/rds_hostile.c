@@ -264,6 +264,17 @@ static void h_destroy(struct hc *h)
 			       atomic_read(&h->r_done), atomic_read(&h->r_posted));
 			return;
 		}
+		/*
+		 * Let the victim finish with this QP first: its DREQ comes
+		 * after its QP went to error, so once we saw DISCONNECTED it
+		 * sends the QP nothing more.  rxe on 6.12 can oops when a
+		 * packet for a QP arrives while the QP is being destroyed
+		 * (rxe_sched_task() on freed memory, seen once in rdma_read).
+		 */
+		if (h->est) {
+			wait_event_timeout(h->wq, READ_ONCE(h->disc), HZ);
+			msleep(50);
+		}
 		rdma_destroy_qp(h->id);
 		h->qp = NULL;
 	}
