@@ -675,7 +675,6 @@ void rds_ib_unpark_worker(struct work_struct *work);
 void rds_ib_cm_unpark_wait(void);
 
 /* ib_rdma.c: the RDMA op watchdog */
-int rds_ib_rdma_postable(struct rds_ib_ep *ep, struct rds_message *rm);
 void rds_ib_rdma_wd_init(struct rds_ib_ep *ep);
 void rds_ib_rdma_wd_stop(struct rds_ib_ep *ep);
 void rds_ib_rdma_wd_arm(struct rds_ib_ep *ep);

@@ -355,6 +355,7 @@ void rds_ib_msg_hold(struct rds_message *rm);
 void rds_ib_msg_unhold(struct rds_ib_ep *ep, struct rds_message *rm);
 int rds_ib_op_begin(struct rds_ib_ep *ep, struct rds_message *rm);
 int rds_ib_xmit_rdma(struct rds_conn_path *cp, struct rm_rdma_op *op);
+int rds_ib_rdma_postable(struct rds_ib_ep *ep, struct rds_message *rm);
 void rds_ib_rdma_prep_send(struct rds_ib_ep *ep, struct rds_message *rm,
 			   struct ib_send_wr *wr, bool last);
 void rds_ib_rdma_msg_sent(struct rds_ib_ep *ep, struct rds_message *rm,

@@ -281,7 +281,6 @@ static void rds_ib_recycle_drain(void)
 	}
 }
 
-
 /**
  * rds_ib_recv_init - module-wide receive state
  *

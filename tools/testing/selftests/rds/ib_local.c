@@ -392,6 +392,32 @@ static int rw_unsent(void)
 	return n;
 }
 
+/*
+ * After a run: exactly @want messages reached the key's owner (socket b),
+ * and with @unsent, no message of an unpostable op (3 bytes) is left on
+ * this node's retransmit queues.  Logs under @what.
+ */
+static bool rw_owner_check(struct __test_metadata *_metadata, int b,
+			   int want, bool unsent, const char *what)
+{
+	bool ok = true;
+	int n;
+
+	n = rds_drain(b, 200);
+	if (n != want) {
+		TH_LOG("%s: the owner got %d messages", what, n);
+		ok = false;
+	}
+	/* (Messages that went are ACKed in the peer's own time.) */
+	n = unsent ? rw_unsent() : 0;
+	if (n) {
+		TH_LOG("%s: %d unsent messages still queued on the sender",
+		       what, n);
+		ok = false;
+	}
+	return ok;
+}
+
 static int rw_op(int a, const struct sockaddr_storage *ba, uint64_t cookie,
 		 char *arena, const struct rw_layout *l, bool write,
 		 uint64_t token)
@@ -492,19 +518,8 @@ static bool rw_layout_run(struct __test_metadata *_metadata, int a,
 	 * An unpostable op's message must not reach the key's owner, nor
 	 * wait on the sender's side for an ACK that will never come.
 	 */
-	i = rds_drain(b, 200);
-	if (i != (too_many ? 0 : 2)) {
-		TH_LOG("%s: the owner got %u messages", l->name, i);
-		ok = false;
-	}
-	/* (Messages that went are ACKed in the peer's own time.) */
-	st = too_many ? rw_unsent() : 0;
-	if (st) {
-		TH_LOG("%s: %d unsent messages still queued on the sender",
-		       l->name, st);
-		ok = false;
-	}
-	return ok;
+	return rw_owner_check(_metadata, b, too_many ? 0 : 2, too_many,
+			      l->name) && ok;
 }
 
 /*
@@ -568,17 +583,8 @@ static bool rw_pool_wait(struct __test_metadata *_metadata, int a,
 		ok = false;
 	}
 	*token += 3;
-	i = rds_drain(b, 200);
-	if (i != (forced ? 2 : 3)) {
-		TH_LOG("pool wait: the owner got %d messages", i);
-		ok = false;
-	}
-	i = forced ? rw_unsent() : 0;
-	if (i) {
-		TH_LOG("pool wait: %d unsent messages still queued", i);
-		ok = false;
-	}
-	return ok;
+	return rw_owner_check(_metadata, b, forced ? 2 : 3, forced,
+			      "pool wait") && ok;
 }
 
 /*
@@ -631,6 +637,7 @@ static bool rw_atomic_run(struct __test_metadata *_metadata, int a,
 	};
 	bool ok = true, seen[3] = { false, false, false };
 	unsigned int i, nnotes = busy ? 3 : 2;
+	char what[64];
 	int k, st;
 
 	/* The result word: 8-byte aligned, past the pieces. */
@@ -710,18 +717,9 @@ static bool rw_atomic_run(struct __test_metadata *_metadata, int a,
 		       rw_same(arena, l, target) ? "ok" : "differs");
 		ok = false;
 	}
-	k = rds_drain(b, 200);
-	if (k != (too_many ? 0 : 1) + busy) {
-		TH_LOG("%s + FADD: the owner got %d messages", l->name, k);
-		ok = false;
-	}
-	k = too_many ? rw_unsent() : 0;
-	if (k) {
-		TH_LOG("%s + FADD: %d unsent messages still queued", l->name,
-		       k);
-		ok = false;
-	}
-	return ok;
+	snprintf(what, sizeof(what), "%s + FADD", l->name);
+	return rw_owner_check(_metadata, b, (too_many ? 0 : 1) + busy,
+			      too_many, what) && ok;
 }
 
 /*
