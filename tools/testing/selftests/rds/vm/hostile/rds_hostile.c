@@ -272,7 +272,9 @@ static void h_destroy(struct hc *h)
 		 * (rxe_sched_task() on freed memory, seen once in rdma_read).
 		 */
 		if (h->est) {
-			wait_event_timeout(h->wq, READ_ONCE(h->disc), HZ);
+			if (!wait_event_timeout(h->wq, READ_ONCE(h->disc),
+						HZ))
+				pr_info("rds_hostile: no DISCONNECTED in 1 s, destroying the QP anyway\n");
 			msleep(50);
 		}
 		rdma_destroy_qp(h->id);
