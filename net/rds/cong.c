@@ -303,6 +303,8 @@ struct rds_message *rds_cong_build_update(struct rds_cong_map *map)
 	unsigned int i, left = RDS_CONG_MAP_BYTES;
 	struct rds_message *rm;
 
+	if (rds_should_fail(RDS_FAULT_TX))
+		return NULL;
 	rm = rds_message_alloc(RDS_CONG_MAP_PAGES, GFP_NOWAIT | __GFP_NOWARN);
 	if (!rm)
 		return NULL;
@@ -347,7 +349,8 @@ void rds_cong_recv(struct rds_conn_path *cp, struct rds_incoming *inc)
 			      conn->c_dev_if))
 		return;
 
-	buf = kmalloc(RDS_CONG_MAP_BYTES, GFP_ATOMIC | __GFP_NOWARN);
+	buf = rds_should_fail(RDS_FAULT_RX) ? NULL :
+	      kmalloc(RDS_CONG_MAP_BYTES, GFP_ATOMIC | __GFP_NOWARN);
 	if (!buf) {
 		/* Straight into the map; we cannot tell what changed. */
 		for (i = 0; i < RDS_CONG_MAP_PAGES; i++) {

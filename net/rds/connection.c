@@ -235,6 +235,8 @@ again:
 			return ERR_PTR(ret);
 	}
 
+	if (rds_should_fail(RDS_FAULT_CONN))
+		return ERR_PTR(-ENOMEM);
 	conn = kzalloc(sizeof(*conn), gfp);
 	if (!conn)
 		return ERR_PTR(-ENOMEM);

@@ -453,7 +453,8 @@ int rds_ib_xmit_atomic(struct rds_conn_path *cp, struct rm_atomic_op *op)
 
 	if (!rds_ib_rdma_sq_get(ep, 1))
 		return -EAGAIN;
-	ac = kzalloc(sizeof(*ac), GFP_ATOMIC | __GFP_NOWARN);
+	ac = rds_should_fail(RDS_FAULT_TX) ? NULL :
+	     kzalloc(sizeof(*ac), GFP_ATOMIC | __GFP_NOWARN);
 	if (!ac) {
 		rds_ib_rdma_sq_put(ep, 1);
 		return -ENOMEM;

@@ -139,6 +139,8 @@ static struct rds_ib_ep *rds_ib_ep_alloc(struct rds_ib_connection *ic,
 {
 	struct rds_ib_ep *ep;
 
+	if (rds_should_fail(RDS_FAULT_CONN))
+		return NULL;
 	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
 	if (!ep)
 		return NULL;
@@ -255,6 +257,9 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 
 	vector = dev->num_comp_vectors > 1 ?
 		 (int)(hash_ptr(ep->e_ic, 8) % dev->num_comp_vectors) : 0;
+	/* Fault injection (debugfs.c): each step below may fail. */
+	if (rds_should_fail(RDS_FAULT_CONN))
+		return -ENOMEM;
 	ep->e_scq = ib_alloc_cq(dev, ep,
 				ep->e_send_nr + RDS_IB_SQ_EXTRA + rdma_sq,
 				vector,
@@ -264,6 +269,8 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 		ep->e_scq = NULL;
 		return ret;
 	}
+	if (rds_should_fail(RDS_FAULT_CONN))
+		return -ENOMEM;
 	ep->e_rcq = ib_alloc_cq(dev, ep, ep->e_recv_nr + 1, vector,
 				IB_POLL_SOFTIRQ);
 	if (IS_ERR(ep->e_rcq)) {
@@ -289,20 +296,34 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	attr.qp_type = IB_QPT_RC;
 	attr.send_cq = ep->e_scq;
 	attr.recv_cq = ep->e_rcq;
+	if (rds_should_fail(RDS_FAULT_CONN))
+		return -ENOMEM;
 	ret = rdma_create_qp(ep->e_id, rid->rid_pd, &attr);
 	if (ret)
 		return ret;
 	ep->e_qp = ep->e_id->qp;
 	ep->e_max_send_sge = attr.cap.max_send_sge;
 
+	if (rds_should_fail(RDS_FAULT_CONN))
+		return -ENOMEM;
 	ret = rds_ib_send_ring_alloc(ep);
 	if (ret)
 		return ret;
+	if (rds_should_fail(RDS_FAULT_CONN))
+		return -ENOMEM;
 	ret = rds_ib_recv_ring_alloc(ep);
 	if (ret)
 		return ret;
-	/* Receives go up before the REQ/REP so that credits are real. */
-	return rds_ib_recv_refill(ep, GFP_KERNEL);
+	/*
+	 * Receives go up before the REQ/REP so that credits are real.  Short
+	 * of pages (memory, or max_recv_allocation reached) the connection
+	 * still comes up with what was posted: rds.ko's receive worker
+	 * queues the refill worker once it is up, and that keeps trying.
+	 * Failing the set-up instead would keep every new connection down
+	 * for as long as the allocation limit is reached.
+	 */
+	ret = rds_ib_recv_refill(ep, GFP_KERNEL);
+	return ret == -ENOMEM ? 0 : ret;
 }
 
 /* ------------------------------------------------------------------------

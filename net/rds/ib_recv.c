@@ -122,10 +122,17 @@ RDS_PARAM_UINT(rds_ib_recv_replay_every, rds_ib_recv_replay_every, 0, 1000000,
 static atomic_t rds_ib_recv_fail_count = ATOMIC_INIT(0);
 static atomic_t rds_ib_recv_replay_count = ATOMIC_INIT(0);
 
+/*
+ * Whether a receive side allocation fails on purpose: the fail_rx fault
+ * attribute (debug kernels, any context, debugfs.c), or every Nth atomic
+ * one (rds_ib_recv_fail_every).
+ */
 static bool rds_ib_recv_inject_fail(gfp_t gfp)
 {
 	unsigned int every = READ_ONCE(rds_ib_recv_fail_every);
 
+	if (rds_should_fail(RDS_FAULT_RX))
+		return true;
 	if (likely(!every) || gfpflags_allow_blocking(gfp))
 		return false;
 	return (unsigned int)atomic_inc_return(&rds_ib_recv_fail_count) %

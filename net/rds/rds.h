@@ -1978,6 +1978,23 @@ void rds_conn_debugfs_show(struct seq_file *m);
 int rds_debugfs_init(void);
 void rds_debugfs_exit(void);
 
+/* Fault injection sites, /sys/kernel/debug/rds/fail_* (debugfs.c). */
+enum rds_fault {
+	RDS_FAULT_CONN,		/* connection set-up */
+	RDS_FAULT_RX,		/* receive side, outside system calls */
+	RDS_FAULT_TX,		/* send side, outside system calls */
+	RDS_FAULT_NR
+};
+
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+bool rds_should_fail(enum rds_fault site);
+#else
+static inline bool rds_should_fail(enum rds_fault site)
+{
+	return false;
+}
+#endif
+
 int rds_info_getsockopt(struct socket *sock, int optname,
 			char __user *optval, int __user *optlen);
 void rds_info_sock_add(struct rds_sock *rs);

@@ -328,8 +328,13 @@ static bool rds_send_advance(struct rds_conn_path *cp, struct rds_message *rm,
 	       cp->cp_xmit_sg == rm->data.op_nents;
 }
 
-/* Next message to transmit: a congestion update first, then the queue. */
-static struct rds_message *rds_send_next(struct rds_conn_path *cp)
+/*
+ * Next message to transmit: a congestion update first, then the queue.  An
+ * update that cannot be built (no memory) stays queued and sets *cong_nomem,
+ * so that the caller retries it later instead of at once.
+ */
+static struct rds_message *rds_send_next(struct rds_conn_path *cp,
+					 bool *cong_nomem)
 {
 	struct rds_connection *conn = cp->cp_conn;
 	struct rds_message *rm;
@@ -345,6 +350,7 @@ static struct rds_message *rds_send_next(struct rds_conn_path *cp)
 		}
 		set_bit(RDS_CONG_UPDATE_QUEUED, &cp->cp_flags);
 		rds_stats_inc(s_cong_send_error);
+		*cong_nomem = true;
 	}
 
 	spin_lock_irqsave(&cp->cp_lock, flags);
@@ -380,10 +386,11 @@ int rds_send_xmit(struct rds_conn_path *cp)
 	unsigned int limit = max(READ_ONCE(rds_send_batch_count), 1U);
 	unsigned int batch = 0;
 	struct rds_message *rm;
-	bool more;
+	bool more, cong_nomem;
 	int ret;
 
 restart:
+	cong_nomem = false;
 	if (!rds_acquire_in_xmit(cp)) {
 		rds_stats_inc(s_send_lock_contention);
 		set_bit(RDS_XMIT_RETRY, &cp->cp_flags);
@@ -412,7 +419,7 @@ restart:
 				ret = -EAGAIN;
 				break;
 			}
-			rm = rds_send_next(cp);
+			rm = rds_send_next(cp, &cong_nomem);
 			if (!rm)
 				break;
 			cp->cp_xmit_rm = rm;
@@ -476,10 +483,16 @@ restart:
 	if (ret)
 		return ret;
 
-	/* Did someone queue or knock while we were finishing? */
+	/*
+	 * Did someone queue or knock while we were finishing?  A congestion
+	 * update we could not build is not such a knock: retrying it at once
+	 * would spin for as long as memory is short; the worker tries again
+	 * shortly, as for -ENOMEM.
+	 */
 	smp_mb();
 	more = test_bit(RDS_XMIT_RETRY, &cp->cp_flags) ||
-	       test_bit(RDS_CONG_UPDATE_QUEUED, &cp->cp_flags) ||
+	       (!cong_nomem &&
+		test_bit(RDS_CONG_UPDATE_QUEUED, &cp->cp_flags)) ||
 	       !list_empty(&cp->cp_send_queue);
 	if (more && rds_conn_path_up(cp)) {
 		rds_stats_inc(s_send_lock_queue_raced);
@@ -487,7 +500,10 @@ restart:
 			goto restart;
 		queue_delayed_work(rds_wq, &cp->cp_send_w, 0);
 	} else if (!more) {
-		rds_stats_inc(s_send_queue_empty);
+		if (cong_nomem)
+			queue_delayed_work(rds_wq, &cp->cp_send_w, 2);
+		else
+			rds_stats_inc(s_send_queue_empty);
 	}
 	return 0;
 }
@@ -553,7 +569,7 @@ int rds_send_pong(struct rds_conn_path *cp, __be16 dport, gfp_t gfp)
 		atomic_dec(&cp->cp_pongs);
 		return -ENOBUFS;
 	}
-	rm = rds_message_alloc(0, gfp);
+	rm = rds_should_fail(RDS_FAULT_TX) ? NULL : rds_message_alloc(0, gfp);
 	if (!rm) {
 		atomic_dec(&cp->cp_pongs);
 		return -ENOMEM;

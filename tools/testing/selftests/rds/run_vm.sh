@@ -203,10 +203,11 @@ cp "$runlist" "$root/tests/run.list"
 # Test programs that other tests drive (ib_msg for the .sh recovery tests,
 # rdma_ops for rdma_useonce, rds_stress for ib_ring.sh, rds_netem and
 # rdma_stress for ib_lossy.sh, rds_hostile_rx for rds_hostile.sh,
-# rds_restart and ib_restart.sh for ib_restart.sh and ib_restart_zc.sh) go
-# in whether or not they were selected.
+# rds_restart and ib_restart.sh for ib_restart.sh and ib_restart_zc.sh,
+# rds_cong and rdma_atomic for rds_faults.sh) go in whether or not they
+# were selected.
 for name in $(cut -d' ' -f1 "$runlist") ib_msg rdma_ops rds_stress rds_netem rdma_stress rds_hostile_rx \
-	    rds_restart ib_restart.sh; do
+	    rds_restart ib_restart.sh rds_cong rdma_atomic; do
 	for d in "$testb" "$tsrc" "$here/vm"; do
 		[ -x "$d/$name" ] && [ -f "$d/$name" ] && { cp "$d/$name" "$root/tests/"; break; }
 	done
