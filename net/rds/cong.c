@@ -11,8 +11,11 @@
  * queued (recv.c).  Our own maps (local addresses) are sent to peers as an
  * ordinary 8192-byte message with h_flags == CONG_BITMAP, on every
  * non-loop connection whose local address is the map's, between data
- * messages (RDS_CONG_UPDATE_QUEUED on the path) and again on every new
- * connection when any bit is set.  Peers' maps arrive the same way and are
+ * messages (RDS_CONG_UPDATE_QUEUED on the path) and again whenever a path
+ * comes up, empty or not, as in-tree: an update is never retransmitted, so
+ * one in flight when the connection dropped is lost, and a reconnecting
+ * peer still holds what we sent before (a port uncongested meanwhile
+ * would stay blocked there for good).  Peers' maps arrive the same way and are
  * copied into the map of the peer's address (c_fcong); a sender consults it
  * before queueing (rds_cong_wait(): ENOBUFS or sleep).  A loop connection's
  * c_fcong is the destination's own local map, so local congestion needs no
@@ -127,16 +130,6 @@ struct rds_cong_map *rds_cong_from_addr(struct net *net,
 		return found;
 	}
 	return map;
-}
-
-bool rds_cong_map_nonempty(struct rds_cong_map *map)
-{
-	unsigned int i;
-
-	for (i = 0; i < RDS_CONG_MAP_PAGES; i++)
-		if (memchr_inv((void *)map->m_page_addrs[i], 0, PAGE_SIZE))
-			return true;
-	return false;
 }
 
 void rds_cong_add_conn(struct rds_connection *conn)

@@ -332,8 +332,11 @@ void rds_connect_path_complete(struct rds_conn_path *cp, int curr)
 	WRITE_ONCE(cp->cp_reconnect_jiffies, 0);
 	rds_conn_path_count_reconnect(cp);
 	clear_bit(RDS_LL_SEND_FULL, &cp->cp_flags);
-	/* Tell a new peer which of our ports are congested. */
-	if (!conn->c_loopback && rds_cong_map_nonempty(conn->c_lcong))
+	/*
+	 * Tell the peer which of our ports are congested, even none: what it
+	 * holds may be stale (cong.c).
+	 */
+	if (!conn->c_loopback)
 		set_bit(RDS_CONG_UPDATE_QUEUED, &cp->cp_flags);
 	if (!rds_conn_path_destroy_pending(cp)) {
 		mod_delayed_work(rds_wq, &cp->cp_send_w, 0);

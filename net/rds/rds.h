@@ -1952,7 +1952,6 @@ int rds_cong_init(void);
 void rds_cong_exit(void);
 struct rds_cong_map *rds_cong_from_addr(struct net *net,
 					const struct in6_addr *addr, gfp_t gfp);
-bool rds_cong_map_nonempty(struct rds_cong_map *map);
 void rds_cong_add_conn(struct rds_connection *conn);
 void rds_cong_remove_conn(struct rds_connection *conn);
 void rds_cong_add_socket(struct rds_sock *rs);

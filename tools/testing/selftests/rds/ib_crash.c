@@ -3,10 +3,12 @@
  * ib_crash.c - the peer node crashes and boots again under RDMA traffic
  * (issue 10, item 3).
  *
- *   ib_crash serve ADDR PORT SECS    node 1: OP_KEY gets a fresh key
+ *   ib_crash serve ADDR PORT SECS [TAG]
+ *                                    node 1: OP_KEY gets a fresh key
  *                                    (RDS_GET_MR, read-write, not
  *                                    use-once) on a 64 KiB buffer filled
  *                                    with rds_fill(seed); OP_MSG is echoed
+ *                                    with TAG (which incarnation echoed)
  *   ib_crash [test]                  node 0
  *
  * crash.peer: node 0 keeps DEPTH RDMA WRITEs and READs against node 1's
@@ -25,6 +27,27 @@
  *    reachable again, READ from it with the new instance's content, and a
  *    WRITE then READ round trip of that key returns what was written;
  *  - NMSG messages echoed both ways, each once and in order.
+ *
+ * crash.messages: plain messages in flight at the crash (rds.rst, "The
+ * peer node crashes"): node 0 streams numbered messages to node 1, WINDOW
+ * unechoed at most, node 1 echoes each with its incarnation's tag; after
+ * ECHO_BEFORE echoes node 1 is crash-rebooted while node 0 goes on
+ * streaming until the echoes stop, then sends QUEUED more (they wait on
+ * node 0 while node 1 is down); node 1 back, a new server (tag 2) binds
+ * and node 0 sends NMSG_AFTER more.  Then:
+ *  - each incarnation echoed every message at most once and in order
+ *    (the first one 1..E with no gap: nothing is lost on a live link);
+ *  - every message sent after the new server bound was echoed by it
+ *    exactly once;
+ *  - the messages sent before that are echoed by the first incarnation,
+ *    again by the second (sent again because the first had not ACKed
+ *    them), or lost (ACKed but unread, or dropped at node 1 while nothing
+ *    was bound): counted and printed, none is a failure;
+ *  - a port of node 1 that was congested at the crash (a socket that
+ *    never reads, filled by node 0 until ENOBUFS) takes messages again
+ *    once the connection is back: the rebooted node's empty congestion
+ *    map reached node 0 (before 2026-12-07 an empty map was not sent on
+ *    a new connection, and node 0 refused that port for good).
  */
 #include <fcntl.h>
 #include "rds_test.h"
@@ -43,6 +66,10 @@
 #define NOTE_MS		240000
 #define POST_MS		60000
 #define RECONNECT_MS	90000
+#define ECHO_BEFORE	200
+#define NMSG_AFTER	300
+#define MAXSEQ		16384
+#define QUEUED		64
 
 enum { OP_KEY = 1, OP_KEYREP = 2, OP_MSG = 3, OP_ECHO = 4, OP_QUIT = 9 };
 
@@ -57,16 +84,20 @@ struct cmsg_q {
 static int late_notes;
 
 /* Node 1. */
-static int serve(const char *addr, int port, int secs)
+static int serve(const char *addr, int port, int secs, uint32_t tag)
 {
 	static char buf[BUFLEN] __attribute__((aligned(4096)));
 	uint64_t key = 0;
-	int fd;
+	int fd, sink, v = 4096;
 
 	alarm(secs + 30);
 	fd = rds_bound_socket_at(AF_INET, addr, port, NULL);
 	if (fd < 0)
 		return 1;
+	/* crash.messages: a port that never reads (congested by node 0) */
+	sink = tag ? rds_bound_socket_at(AF_INET, addr, port + 2, NULL) : -1;
+	if (sink >= 0)
+		setsockopt(sink, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
 	rds_big_sndbuf(fd, 4 << 20);
 	for (;;) {
 		struct cmsg_q q, r;
@@ -93,6 +124,7 @@ static int serve(const char *addr, int port, int secs)
 			break;
 		case OP_MSG:
 			r.op = OP_ECHO;
+			r.seed = tag;
 			break;
 		default:
 			continue;
@@ -132,17 +164,22 @@ FIXTURE_TEARDOWN(crash)
 	free(self->st);
 }
 
-static int start_server(void)
+static int start_server_tag(uint32_t tag)
 {
 	char cmd[256];
 
 	snprintf(cmd, sizeof(cmd),
-		 "rds-peer 1 '%s serve %s %d 300 >/tmp/ib_crash.log 2>&1 &'",
-		 SELF, rds_peer_str(AF_INET), PORT_PEER);
+		 "rds-peer 1 '%s serve %s %d 300 %u >/tmp/ib_crash.log 2>&1 &'",
+		 SELF, rds_peer_str(AF_INET), PORT_PEER, tag);
 	if (system(cmd))
 		return -1;
 	rds_msleep(1000);
 	return 0;
+}
+
+static int start_server(void)
+{
+	return start_server_tag(0);
 }
 
 static int boot_id(char *out, size_t len)
@@ -382,10 +419,194 @@ TEST_F_TIMEOUT(crash, peer, 1200)
 		TH_LOG("notifications after every op was notified");
 }
 
+/*
+ * Take one echo from @fd within @ms and record it: by[seq] gets its
+ * incarnation's bit, last[tag] its order.  Returns 1 for an echo, 0 for
+ * anything else or nothing, -1 for an echo out of order or repeated.
+ */
+static int take_echo(struct __test_metadata *_metadata, int fd,
+		     uint8_t *by, uint32_t *last, uint32_t sent, int ms)
+{
+	struct cmsg_q q;
+	struct rds_rx rx;
+	ssize_t n = rds_recv_rx(fd, &q, sizeof(q), &rx, ms);
+
+	if (n != sizeof(q) || rx.is_note || q.magic != MAGIC ||
+	    q.op != OP_ECHO)
+		return 0;
+	if (q.seed < 1 || q.seed > 2 || q.seq < 1 || q.seq > sent) {
+		TH_LOG("echo of %u (sent %u) tagged %u", q.seq, sent, q.seed);
+		return -1;
+	}
+	if (q.seq <= last[q.seed] || (by[q.seq] & q.seed)) {
+		TH_LOG("incarnation %u echoed %u after %u", q.seed, q.seq,
+		       last[q.seed]);
+		return -1;
+	}
+	last[q.seed] = q.seq;
+	by[q.seq] |= q.seed;
+	return 1;
+}
+
+TEST_F_TIMEOUT(crash, messages, 1200)
+{
+	uint32_t sent = 0, bound, last[3] = { 0 }, echoed1 = 0, i;
+	uint32_t both = 0, second = 0, lost = 0, after = 0;
+	char id0[64] = "", id1[64] = "", data[1000];
+	struct sockaddr_storage sink;
+	struct timespec tc, t0;
+	uint8_t *by;
+	int bad = 0, r;
+
+	if (!rds_have_peer())
+		SKIP(return, "no peer node");
+	by = calloc(MAXSEQ + 1, 1);
+	ASSERT_NE(NULL, by);
+	ASSERT_EQ(0, boot_id(id0, sizeof(id0)));
+	ASSERT_EQ(0, start_server_tag(1));
+	self->fd = rds_bound_socket(AF_INET, PORT_SELF, NULL);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFD, FD_CLOEXEC));
+
+	/* Node 1's sink port, congested. */
+	rds_mkaddr(AF_INET, rds_peer_str(AF_INET), PORT_PEER + 2, &sink);
+	memset(data, 'd', sizeof(data));
+	for (i = 0; i < 400; i++) {
+		ssize_t n = rds_sendto(self->fd, data, sizeof(data),
+				       MSG_DONTWAIT, &sink);
+
+		if (n < 0 && errno == ENOBUFS)
+			break;
+		rds_msleep(n < 0 ? 200 : 20);
+	}
+	ASSERT_GT(400, i) TH_LOG("node 1's sink port never congested");
+	TH_LOG("node 1's sink port congested after %u sends", i);
+
+	/* A live link: echoes 1..ECHO_BEFORE, WINDOW in flight. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (echoed1 < ECHO_BEFORE && rds_ms_since(&t0) < 120000 && !bad) {
+		struct cmsg_q q = { .magic = MAGIC, .op = OP_MSG };
+
+		if (sent - echoed1 < WINDOW) {
+			q.seq = sent + 1;
+			if (rds_send_cmsg(self->fd, &self->peer, &q, sizeof(q),
+					  0, NULL, 0, SEND_MS) < 0)
+				break;
+			sent++;
+			continue;
+		}
+		r = take_echo(_metadata, self->fd, by, last, sent, 1000);
+		bad += r < 0;
+		echoed1 += r > 0;
+	}
+	ASSERT_EQ(0, bad);
+	ASSERT_EQ(ECHO_BEFORE, echoed1);
+	ASSERT_EQ(echoed1, last[1]) TH_LOG("a gap on a live link");
+
+	/*
+	 * The crash: the stream goes on, WINDOW unechoed at most, until no
+	 * echo came for 3 s (node 1 is gone, with messages in flight); then
+	 * QUEUED more, which wait on node 0 while node 1 is down.
+	 */
+	ASSERT_EQ(0, system("rds-reboot 1 &"));
+	clock_gettime(CLOCK_MONOTONIC, &tc);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (rds_ms_since(&tc) < 60000 && rds_ms_since(&t0) < 3000 && !bad) {
+		struct cmsg_q q = { .magic = MAGIC, .op = OP_MSG,
+				    .seq = sent + 1 };
+
+		if (sent - last[1] < WINDOW && sent < MAXSEQ / 2 &&
+		    rds_send_cmsg(self->fd, &self->peer, &q, sizeof(q), 0,
+				  NULL, 0, 0) >= 0) {
+			sent++;
+			continue;
+		}
+		r = take_echo(_metadata, self->fd, by, last, sent, 100);
+		bad += r < 0;
+		if (r > 0) {
+			echoed1++;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+		}
+	}
+	i = sent - last[1];
+	for (r = 0; r < QUEUED; r++) {
+		struct cmsg_q q = { .magic = MAGIC, .op = OP_MSG,
+				    .seq = sent + 1 };
+
+		if (rds_send_cmsg(self->fd, &self->peer, &q, sizeof(q), 0,
+				  NULL, 0, 0) >= 0)
+			sent++;
+	}
+	TH_LOG("crash seen %ld ms after the trigger: %u echoes, %u unechoed; %u sent in all",
+	       rds_ms_since(&tc) - 3000, echoed1, i, sent);
+	ASSERT_EQ(0, system("rds-peer -t 300 1 true"))
+		TH_LOG("node 1 did not come back");
+	ASSERT_EQ(0, boot_id(id1, sizeof(id1)));
+	EXPECT_STRNE(id0, id1) TH_LOG("node 1 did not reboot");
+	/* Echoes of the first incarnation still queued here. */
+	while ((r = take_echo(_metadata, self->fd, by, last, sent, 200)) != 0) {
+		bad += r < 0;
+		echoed1 += r > 0;
+	}
+
+	/* The second incarnation: what is sent from now on arrives once. */
+	ASSERT_EQ(0, start_server_tag(2));
+	bound = sent;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (after < NMSG_AFTER && rds_ms_since(&t0) < RECONNECT_MS + 120000 &&
+	       !bad) {
+		struct cmsg_q q = { .magic = MAGIC, .op = OP_MSG };
+		uint32_t base = last[2] > bound ? last[2] : bound;
+
+		if (sent < bound + NMSG_AFTER && sent - base < WINDOW) {
+			q.seq = sent + 1;
+			if (rds_send_cmsg(self->fd, &self->peer, &q, sizeof(q),
+					  0, NULL, 0, SEND_MS) < 0) {
+				rds_msleep(200);
+				continue;
+			}
+			sent++;
+			continue;
+		}
+		r = take_echo(_metadata, self->fd, by, last, sent, 1000);
+		bad += r < 0;
+		if (r > 0 && last[2] > bound)
+			after++;
+	}
+	/* Until 1 s of quiet: a repeated or disordered echo is an error. */
+	while ((r = take_echo(_metadata, self->fd, by, last, sent, 1000)) != 0)
+		bad += r < 0;
+	for (i = 1; i <= bound; i++) {
+		both += by[i] == 3;
+		second += by[i] == 2;
+		lost += !by[i];
+	}
+	TH_LOG("sent %u before the new server bound: echoed by the first incarnation %u (%u of them again by the second), by the second only %u, lost %u; %u of %u sent after it echoed",
+	       bound, echoed1, both, second, lost, after, NMSG_AFTER);
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(NMSG_AFTER, after);
+	for (i = bound + 1; i <= sent; i++)
+		if (by[i] != 2) {
+			TH_LOG("message %u, sent after the bind: echoed %s",
+			       i, by[i] ? "by the old incarnation" : "never");
+			EXPECT_EQ(2, by[i]);
+			break;
+		}
+	/* The sink port is not congested any more (5 s of grace). */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (rds_sendto(self->fd, data, sizeof(data), MSG_DONTWAIT,
+			  &sink) < 0 && rds_ms_since(&t0) < 5000)
+		rds_msleep(100);
+	EXPECT_GT(5000, rds_ms_since(&t0))
+		TH_LOG("node 1's sink port still refused: %s", strerror(errno));
+	free(by);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc == 5 && !strcmp(argv[1], "serve"))
-		return serve(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "serve"))
+		return serve(argv[2], atoi(argv[3]), atoi(argv[4]),
+			     argc == 6 ? (uint32_t)atoi(argv[5]) : 0);
 	rds_test_prepare();
 	return test_harness_run(argc, argv);
 }
