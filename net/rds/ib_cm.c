@@ -317,13 +317,18 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	/*
 	 * Receives go up before the REQ/REP so that credits are real.  Short
 	 * of pages (memory, or max_recv_allocation reached) the connection
-	 * still comes up with what was posted: rds.ko's receive worker
-	 * queues the refill worker once it is up, and that keeps trying.
-	 * Failing the set-up instead would keep every new connection down
-	 * for as long as the allocation limit is reached.
+	 * still comes up once a few are posted (enough for the peer's ACK
+	 * and congestion map, and worth an ACK of credits): rds.ko's receive
+	 * worker queues the refill worker once it is up, and that keeps
+	 * trying.  Failing the set-up for one missing page would keep every
+	 * new connection down for as long as the allocation limit is reached.
 	 */
 	ret = rds_ib_recv_refill(ep, GFP_KERNEL);
-	return ret == -ENOMEM ? 0 : ret;
+	if (ret == -ENOMEM &&
+	    ep->e_recv_head - ep->e_recv_tail >=
+	    min_t(u32, ep->e_recv_nr, RDS_IB_CREDIT_ACK_THRESH))
+		ret = 0;
+	return ret;
 }
 
 /* ------------------------------------------------------------------------

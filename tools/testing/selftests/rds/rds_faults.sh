@@ -19,9 +19,10 @@
 #  2. rx: fail_rx at 5% on both nodes under the same traffic, the
 #     connection dropped every 150th message: fragment pages and message
 #     state fail in softirq, the refill worker and the reserve take over,
-#     and a new connection comes up with a partly filled receive ring
-#     (before 2026-12-07 one failed page of the first refill failed the
-#     set-up, so no connection came up while pages were short);
+#     and a new connection comes up with a partly filled receive ring (16
+#     buffers at least; before 2026-12-07 one failed page of the first
+#     refill failed the set-up, so no connection came up while pages were
+#     short);
 #  3. tx: node 0's congestion update cannot be built for 2 s (fail_tx at
 #     100%): the send worker retries it every 2 jiffies instead of spinning
 #     on it: cong_send_error must grow by less than 20,000 in the 2 s
