@@ -39,7 +39,8 @@
  * Each site, when its attribute says so, behaves as if its allocation had
  * failed, so the error and fallback paths that failslab's task filter
  * cannot reach (workers, softirq) run on demand.  All three start off
- * (probability 0); failures are logged rate-limited when verbose.
+ * (probability 0) and quiet (verbose 0: a fail-nth user gets no stack
+ * dump from us); failures are logged rate-limited when verbose is set.
  * task-filter must stay off for the softirq sites.  In task context the
  * sites also count for /proc/thread-self/fail-nth, like any other.
  * rds_rdma calls rds_should_fail() and is unloaded before rds.ko, so the
@@ -87,6 +88,12 @@ static void rds_fault_init(void)
 	int i;
 
 	for (i = 0; i < RDS_FAULT_NR; i++) {
+		/*
+		 * Quiet unless asked: in task context the sites also fire
+		 * for /proc/thread-self/fail-nth, whose users (rds_failslab)
+		 * expect no stack dump from us.
+		 */
+		rds_fault_attrs[i].verbose = 0;
 		ratelimit_state_init(&rds_fault_attrs[i].ratelimit_state,
 				     DEFAULT_RATELIMIT_INTERVAL,
 				     DEFAULT_RATELIMIT_BURST);
