@@ -1980,8 +1980,8 @@ void rds_debugfs_exit(void);
 /* Fault injection sites, /sys/kernel/debug/rds/fail_* (debugfs.c). */
 enum rds_fault {
 	RDS_FAULT_CONN,		/* connection set-up */
-	RDS_FAULT_RX,		/* receive side, outside system calls */
-	RDS_FAULT_TX,		/* send side, outside system calls */
+	RDS_FAULT_RX,		/* receive side: softirq, refill, first refill */
+	RDS_FAULT_TX,		/* congestion updates, atomics, pongs */
 	RDS_FAULT_NR
 };
 
