@@ -190,8 +190,14 @@ extern unsigned long rds_ib_sysctl_max_unsig_wrs;
 extern unsigned long rds_ib_sysctl_max_recv_allocation;
 extern int rds_ib_sysctl_flow_control;
 
-/* Posted receive credits worth an ACK of their own (in-tree: 16). */
+/*
+ * Posted receive credits worth an ACK of their own (in-tree: 16), and
+ * free receive slots worth a refill from the completion handler: at most
+ * this, and half the ring on a smaller one (rds_ib_rx_batch()).
+ */
 #define RDS_IB_CREDIT_ACK_THRESH	16
+/* The smallest receive ring made, whatever max_recv_wr says. */
+#define RDS_IB_RECV_MIN			8
 /*
  * Written into a receive slot's header buffer when the slot is posted: no
  * sender uses this sequence number, so a completion whose header still
@@ -280,6 +286,7 @@ struct rds_ib_statistics {
 	u64	s_ib_rx_stale_seq;
 	u64	s_ib_cm_id_parked;
 	u64	s_ib_cm_id_unparked;
+	u64	s_ib_disc_wait_timeouts;
 	u64	s_ib_tx_posts;
 	u64	s_ib_iw_initiator_waits;
 };
@@ -431,11 +438,13 @@ enum {
 	RDS_IB_EP_IW_GATE,	/* iWARP passive: up only once the peer spoke */
 	RDS_IB_EP_IW_HALF,	/* ESTABLISHED or the first receive: one of two */
 	RDS_IB_EP_IW_HEARD,	/* the first receive was seen */
+	RDS_IB_EP_WIRED,	/* ESTABLISHED seen: the peer may send */
+	RDS_IB_EP_CM_DONE,	/* DISCONNECTED or another final CM event */
 };
 
 /* e_credits packs send credits (low 16 bits) and posted credits (high). */
 #define RDS_IB_SEND_CREDITS(v)		((v) & 0xffff)
-#define RDS_IB_POST_CREDITS(v)		((v) >> 16)
+#define RDS_IB_POST_CREDITS(v)		((u32)(v) >> 16)
 #define RDS_IB_SET_SEND_CREDITS(v)	((v) & 0xffff)
 #define RDS_IB_SET_POST_CREDITS(v)	((v) << 16)
 
@@ -595,6 +604,23 @@ struct rds_ib_ep {
  * keeps the slot of its head (and the send ring of its tail) and steps it
  * with rds_ib_ring_next(), which stays right across the 2^32 wrap.
  */
+/**
+ * rds_ib_rx_batch - receive slots that make a refill, and credits an ACK
+ * @ep: endpoint (e_recv_nr set)
+ *
+ * Half the ring, 4 to RDS_IB_CREDIT_ACK_THRESH.  Both must stay reachable
+ * on any ring: a sender without flow control stops on RNR once the ring is
+ * empty, one with it keeps its last credit for a credit update, so a ring
+ * that is refilled, or credits that are advertised, only once more slots
+ * are free than the sender can use stop the flow for good.  The lower
+ * bound keeps ACK-only messages, which use a receive slot each, from
+ * answering each other for ever.
+ */
+static inline u32 rds_ib_rx_batch(const struct rds_ib_ep *ep)
+{
+	return clamp_t(u32, ep->e_recv_nr / 2, 4, RDS_IB_CREDIT_ACK_THRESH);
+}
+
 static inline u32 rds_ib_ring_next(u32 idx, u32 nr)
 {
 	return idx + 1 == nr ? 0 : idx + 1;
@@ -631,7 +657,8 @@ extern unsigned int rds_ib_ring_seq_start;
  * @ic_ep_lock: lets atomic context (ib_info.c) read @ic_ep and the
  *	endpoint it points to
  * @ic_nr_eps: endpoints alive for this connection (current + abandoned)
- * @ic_wait: woken when @ic_nr_eps drops
+ * @ic_wait: woken when @ic_nr_eps drops, and when an endpoint's CM
+ *	connection is over (RDS_IB_EP_CM_DONE)
  * @ic_last_ack: last in-order sequence received, kept across reconnects
  *	for the private data ack_seq
  */

@@ -75,6 +75,9 @@
  */
 #define RDS_IB_RACE_WAIT		(5 * HZ)
 
+/* How long a QP's teardown waits for the peer's side to be disconnected. */
+#define RDS_IB_DISC_WAIT		HZ
+
 /* A cm_id waiting for its port before it may be destroyed ("Parked cm_ids"). */
 struct rds_ib_parked_id {
 	struct list_head	pi_item;
@@ -243,7 +246,8 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	nsend = READ_ONCE(rds_ib_sysctl_max_send_wr);
 	nrecv = READ_ONCE(rds_ib_sysctl_max_recv_wr);
 	nsend = min_t(unsigned long, nsend, RDS_IB_MAX_RING_USED);
-	nrecv = min_t(unsigned long, nrecv, RDS_IB_MAX_RING_USED);
+	nrecv = clamp_t(unsigned long, nrecv, RDS_IB_RECV_MIN,
+			RDS_IB_MAX_RING_USED);
 	nsend = min_t(unsigned long, nsend,
 		      rid->rid_max_wrs - RDS_IB_SQ_EXTRA - rdma_sq);
 	nsend = min_t(unsigned long, nsend,
@@ -326,7 +330,7 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	ret = rds_ib_recv_refill(ep, GFP_KERNEL);
 	if (ret == -ENOMEM &&
 	    ep->e_recv_head - ep->e_recv_tail >=
-	    min_t(u32, ep->e_recv_nr, RDS_IB_CREDIT_ACK_THRESH))
+	    rds_ib_rx_batch(ep))
 		ret = 0;
 	return ret;
 }
@@ -484,6 +488,33 @@ void rds_ib_cm_unpark_wait(void)
 }
 
 /*
+ * Before its QP is destroyed, let the peer stop sending to it.  The peer
+ * moves its QP to the error state before it answers our DREQ or sends its
+ * own (rdma_disconnect() does that first, on both kinds of peer), so once
+ * the CM reported DISCONNECTED the peer sends nothing new (packets it sent
+ * earlier may still be queued in our device).  A lead for the corrupted
+ * kmalloc-2k freelists seen with rxe on 6.12, not a proven cause: rxe's QP
+ * is such an object, and its task was once seen running on freed memory
+ * when a packet arrived while the QP was being destroyed.  Only where the
+ * IB CM carries the connection (on iWARP nothing arrives once the stream
+ * is closed), and only after ESTABLISHED (before it, rdma_disconnect()
+ * sends nothing that could be answered).  Bounded: a peer that crashed or
+ * an unreachable port answers nothing, and teardown must go on.
+ */
+static void rds_ib_ep_wait_peer_quiet(struct rds_ib_ep *ep, bool port_down)
+{
+	struct rds_ib_connection *ic = ep->e_ic;
+
+	if (port_down || !test_bit(RDS_IB_EP_WIRED, &ep->e_flags) ||
+	    !rdma_cap_ib_cm(ep->e_id->device, ep->e_id->port_num))
+		return;
+	if (!wait_event_timeout(ic->ic_wait,
+				test_bit(RDS_IB_EP_CM_DONE, &ep->e_flags),
+				RDS_IB_DISC_WAIT))
+		rds_ib_stats_inc(s_ib_disc_wait_timeouts);
+}
+
+/*
  * Release everything an endpoint owns.  Process context, no locks held:
  * rdma_lock_handler() and rdma_destroy_id() wait for the CM handlers of
  * this id, so never call this from one of them with e_id set.
@@ -539,8 +570,10 @@ static void rds_ib_ep_destroy(struct rds_ib_ep *ep)
 	rds_ib_send_ring_free(ep);
 	rds_ib_recv_ring_free(ep);
 
-	if (ep->e_qp)
+	if (ep->e_qp) {
+		rds_ib_ep_wait_peer_quiet(ep, port_down);
 		rdma_destroy_qp(ep->e_id);
+	}
 	if (ep->e_scq)
 		ib_free_cq(ep->e_scq);
 	if (ep->e_rcq)
@@ -1264,6 +1297,31 @@ static int rds_ib_cm_drop_reason(enum rdma_cm_event_type event)
 	}
 }
 
+/*
+ * What rds_ib_ep_destroy() waits for, noted for dead endpoints as well:
+ * whether the peer's QP may still send to ours (WIRED), and whether the
+ * connection is over for the CM (CM_DONE).
+ */
+static void rds_ib_cm_note(struct rds_ib_ep *ep, enum rdma_cm_event_type ev)
+{
+	switch (ev) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		set_bit(RDS_IB_EP_WIRED, &ep->e_flags);
+		return;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		break;
+	default:
+		return;
+	}
+	set_bit(RDS_IB_EP_CM_DONE, &ep->e_flags);
+	wake_up_all(&ep->e_ic->ic_wait);
+}
+
 static int rds_ib_cm_handler(struct rdma_cm_id *id,
 			     struct rdma_cm_event *event, bool isv6)
 {
@@ -1280,6 +1338,7 @@ static int rds_ib_cm_handler(struct rdma_cm_id *id,
 	}
 
 	ic = ep->e_ic;
+	rds_ib_cm_note(ep, event->event);
 	mutex_lock(&ic->ic_mutex);
 	/*
 	 * A dead endpoint only waits for its destruction; one in error waits

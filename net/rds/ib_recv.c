@@ -11,8 +11,9 @@
  * context, through the kernel CQ API (one ib_cqe per slot, done =
  * rds_ib_recv_done).  A completed slot gives its page away (to the message
  * being reassembled, or back to the allocator for an ACK-only packet) and
- * is refilled with a new page; refills are batched (RDS_IB_RECV_BATCH
- * slots per ib_post_recv() chain) and fall back to a worker in process
+ * is refilled with a new page; refills are batched (once
+ * rds_ib_rx_batch() slots are free, up to RDS_IB_RECV_BATCH slots per
+ * ib_post_recv() chain) and fall back to a worker in process
  * context when atomic allocation fails, so the path never spins.
  *
  * Slot ownership.  Two contexts post (the completion handler and the refill
@@ -954,7 +955,7 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 	/* Refill in batches; fall back to the worker without memory. */
 	if (ep->e_recv_nr - (READ_ONCE(ep->e_recv_head) -
 			     READ_ONCE(ep->e_recv_tail)) >=
-	    RDS_IB_RECV_BATCH) {
+	    rds_ib_rx_batch(ep)) {
 		rds_ib_stats_inc(s_ib_rx_refill_from_cq);
 		if (rds_ib_recv_refill(ep, GFP_ATOMIC) == -ENOMEM)
 			queue_delayed_work(rds_ib_wq, &ep->e_refill_work, 1);

@@ -197,7 +197,9 @@ void rds_ib_send_add_credits(struct rds_ib_ep *ep, unsigned int credits)
  * @posted: how many
  *
  * Counts them for the next h_credit; asks for an ACK of their own once
- * RDS_IB_CREDIT_ACK_THRESH are waiting.  Any context.
+ * rds_ib_rx_batch() are waiting: a sender out of credits may have stopped
+ * before its next ACK_REQUIRED, and then only our ACK resumes it.  Any
+ * context.
  */
 void rds_ib_advertise_credits(struct rds_ib_ep *ep, unsigned int posted)
 {
@@ -210,7 +212,7 @@ void rds_ib_advertise_credits(struct rds_ib_ep *ep, unsigned int posted)
 	    !test_bit(RDS_IB_EP_ADV_CREDITS, &ep->e_flags))
 		return;
 	v = atomic_add_return(RDS_IB_SET_POST_CREDITS(posted), &ep->e_credits);
-	if (RDS_IB_POST_CREDITS(v) >= RDS_IB_CREDIT_ACK_THRESH)
+	if (RDS_IB_POST_CREDITS(v) >= rds_ib_rx_batch(ep))
 		set_bit(RDS_IB_EP_ACK_REQUESTED, &ep->e_flags);
 }
 

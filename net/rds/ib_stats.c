@@ -96,6 +96,7 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_rx_stale_seq",
 	"ib_cm_id_parked",
 	"ib_cm_id_unparked",
+	"ib_disc_wait_timeouts",
 	"ib_tx_posts",
 	"ib_iw_initiator_waits",
 };

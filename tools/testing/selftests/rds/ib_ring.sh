@@ -19,6 +19,9 @@
 #     after handing each slot back (rds_ib_recv_delay_us), on 2 vCPUs,
 #     with the NICs' interrupts moved between the vCPUs every 20 ms: the
 #     worker refills on one CPU while the handler is in the window.
+#  4. 8-slot receive rings (fewer than the 16 free slots the receive
+#     path used to wait for before refilling, or posted buffers before an
+#     ACK of its own) with credit flow control on both nodes.
 #
 # Each case reloads our modules on both nodes and runs rds_stress's
 # peer4 and peer4_reverse variants (hashed, sequence-tagged messages of up
@@ -47,7 +50,7 @@ setup() {
 	sh -c "$(setup_cmd "$1")" && rds-peer 1 "$(setup_cmd "$1")"
 }
 stress() {
-	RDS_STRESS_MSGS=$msgs ./rds_stress -v peer4 -v peer4_reverse >/tmp/ib_ring.out 2>&1
+	RDS_STRESS_MSGS=$msgs timeout "${1:-800}" ./rds_stress -v peer4 -v peer4_reverse >/tmp/ib_ring.out 2>&1
 	r=$?
 	grep -E "^(not )?ok|flow|failed|bad|recv [0-9]" /tmp/ib_ring.out | sed 's/^/# /' | head -n 40
 	return $r
@@ -87,7 +90,7 @@ no_stale() {
 	done
 }
 
-echo "1..9"
+echo "1..12"
 t "wrap: small rings, sequences start at 2^32 - 4096" \
 	'setup "rds_ib_ring_seq_start=4294963200"'
 t "wrap: $msgs hashed messages each way, in order, exactly once" \
@@ -117,6 +120,21 @@ t "refill race: $msgs hashed messages each way, in order, exactly once" \
 flip_stop
 t "refill race: unload on both nodes (no page left accounted)" 'unload_both'
 fi
+# Case 4: receive rings of 8 slots, with credit flow control on both
+# nodes.  The completion handler used to refill only once 16 slots were
+# free and to advertise credits only once 16 buffers were posted, so on a
+# ring of 15 or fewer the flow stopped for good once the sender had
+# filled it (RNR for ever, or no credits: a sender keeps its last credit
+# for a credit update and asks for an ACK only every 8 messages).
+tiny_cmd="echo 8 > /proc/sys/net/rds/ib/max_recv_wr && echo 1 > /proc/sys/net/rds/ib/flow_control"
+t "credits: flow control on, 8-slot receive rings" \
+	'setup "" && sh -c "$tiny_cmd" && rds-peer 1 "$tiny_cmd"'
+t "credits: $msgs hashed messages each way, in order, exactly once" \
+	'stress 300; r=$?; ring_counters
+	 for n in 0 1; do echo "# node $n: ib_tx_throttle=$(rds-counter -n $n ib_tx_throttle) ib_tx_credit_updates=$(rds-counter -n $n ib_tx_credit_updates) ib_ack_sent=$(rds-counter -n $n ib_ack_sent)"; done
+	 [ $r = 0 ] && no_stale && [ "$(rds-counter ib_tx_throttle)" -gt 0 ] &&
+	 [ "$(rds-counter -n 1 ib_tx_throttle)" -gt 0 ]'
+t "credits: unload on both nodes (no page left accounted)" 'unload_both'
 rds-mods load ours >/dev/null 2>&1
 rds-peer 1 "rds-mods load ours" >/dev/null 2>&1
 exit $fail

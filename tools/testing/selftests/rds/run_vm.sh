@@ -22,6 +22,8 @@
 # ib_atomic_bw) with libibverbs and the rxe provider to the initramfs (make
 # bench); --env puts VAR=VALUE in every selected test's environment (after
 # its tests.txt words) and --limit replaces every selected test's limit.
+# RDSVM_CMDLINE in run_vm.sh's environment adds kernel parameters to every
+# node (for example slub_debug=FZPU,kmalloc-2k).
 #
 # Output: one line per test ("ok"/"not ok"/"skip"), then a summary line
 # "N passed, N failed, N skipped".  A splat (WARNING, BUG, KASAN, UBSAN,
@@ -299,6 +301,8 @@ machine=q35
 # ib_core.force_mr for a built-in ib_core (debug), RDSVM_FORCE_MR for
 # /init, which insmods a modular one.
 extra_cmdline=${force_mr:+RDSVM_FORCE_MR=1 ib_core.force_mr=1}
+# RDSVM_CMDLINE: more kernel parameters for every node (slub_debug=...).
+extra_cmdline+=${RDSVM_CMDLINE:+ $RDSVM_CMDLINE}
 
 logdir=$work/logs
 boot_cluster() {
