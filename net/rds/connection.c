@@ -594,10 +594,14 @@ static bool rds_conn_path_quiesce(struct rds_conn_path *cp)
 	return false;
 }
 
-static void rds_conn_destroy_one(struct rds_connection *conn)
+/*
+ * First step of a destroy: no path of @conn connects again, and every one
+ * is dropped, its shutdown queued.  rds_conn_bury() takes this step for
+ * every connection before it waits for any, so their shutdowns (each of
+ * which may wait for its peer's disconnect) run side by side.
+ */
+static void rds_conn_start_destroy(struct rds_connection *conn)
 {
-	struct rds_transport *trans = conn->c_trans;
-	bool quiet = true;
 	unsigned int i;
 
 	for (i = 0; i < RDS_MAX_PATHS; i++) {
@@ -608,6 +612,19 @@ static void rds_conn_destroy_one(struct rds_connection *conn)
 		rds_rdma_path_unwait(cp);
 		cancel_delayed_work_sync(&cp->cp_conn_w);
 		rds_conn_path_drop(cp, true);
+	}
+}
+
+static void rds_conn_destroy_one(struct rds_connection *conn)
+{
+	struct rds_transport *trans = conn->c_trans;
+	bool quiet = true;
+	unsigned int i;
+
+	rds_conn_start_destroy(conn);
+	for (i = 0; i < RDS_MAX_PATHS; i++) {
+		struct rds_conn_path *cp = &conn->c_path[i];
+
 		flush_work(&cp->cp_down_w);
 		cancel_delayed_work_sync(&cp->cp_send_w);
 		cancel_delayed_work_sync(&cp->cp_recv_w);
@@ -662,6 +679,8 @@ static void rds_conn_bury(bool (*match)(struct rds_connection *, const void *),
 	if (list_empty(&dead))
 		return;
 	synchronize_rcu();
+	list_for_each_entry(conn, &dead, c_destroy_item)
+		rds_conn_start_destroy(conn);
 	list_for_each_entry_safe(conn, next, &dead, c_destroy_item) {
 		list_del(&conn->c_destroy_item);
 		rds_conn_destroy_one(conn);
