@@ -615,13 +615,17 @@ static void rds_conn_start_destroy(struct rds_connection *conn)
 	}
 }
 
+/*
+ * Second step, once rds_conn_start_destroy() ran: wait for the shutdowns
+ * and free.  Not again the first step: a path whose shutdown is done is
+ * DOWN, and a destroy's drop would take it through another one.
+ */
 static void rds_conn_destroy_one(struct rds_connection *conn)
 {
 	struct rds_transport *trans = conn->c_trans;
 	bool quiet = true;
 	unsigned int i;
 
-	rds_conn_start_destroy(conn);
 	for (i = 0; i < RDS_MAX_PATHS; i++) {
 		struct rds_conn_path *cp = &conn->c_path[i];
 
