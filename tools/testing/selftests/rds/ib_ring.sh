@@ -131,7 +131,7 @@ t "credits: flow control on, 8-slot receive rings" \
 	'setup "" && sh -c "$tiny_cmd" && rds-peer 1 "$tiny_cmd"'
 t "credits: $msgs hashed messages each way, in order, exactly once" \
 	'stress 300; r=$?; ring_counters
-	 for n in 0 1; do echo "# node $n: ib_tx_throttle=$(rds-counter -n $n ib_tx_throttle) ib_tx_credit_updates=$(rds-counter -n $n ib_tx_credit_updates) ib_ack_sent=$(rds-counter -n $n ib_ack_sent)"; done
+	 for nd in 0 1; do echo "# node $nd: ib_tx_throttle=$(rds-counter -n $nd ib_tx_throttle) ib_tx_credit_updates=$(rds-counter -n $nd ib_tx_credit_updates) ib_ack_sent=$(rds-counter -n $nd ib_ack_sent)"; done
 	 [ $r = 0 ] && no_stale && [ "$(rds-counter ib_tx_throttle)" -gt 0 ] &&
 	 [ "$(rds-counter -n 1 ib_tx_throttle)" -gt 0 ]'
 t "credits: unload on both nodes (no page left accounted)" 'unload_both'
