@@ -350,10 +350,18 @@ void rds_ib_recv_exit(void)
 	percpu_counter_destroy(&rds_ib_rx_allocated);
 }
 
+/*
+ * Below max_recv_allocation?  Pages are counted on the CPU that takes them
+ * and uncounted on the CPU whose reader frees them, so the quick read can
+ * be off by a batch per CPU for good once traffic stops (nothing folds the
+ * remainders): near the limit percpu_counter_compare() sums exactly, or a
+ * small limit could refuse every refill of an idle ring for ever.
+ */
 static bool rds_ib_rx_alloc_ok(void)
 {
-	if (percpu_counter_read_positive(&rds_ib_rx_allocated) >=
-	    (s64)READ_ONCE(rds_ib_sysctl_max_recv_allocation)) {
+	s64 max = READ_ONCE(rds_ib_sysctl_max_recv_allocation);
+
+	if (percpu_counter_compare(&rds_ib_rx_allocated, max) >= 0) {
 		rds_ib_stats_inc(s_ib_rx_alloc_limit);
 		return false;
 	}
