@@ -604,6 +604,11 @@ struct rds_ib_ep {
  * keeps the slot of its head (and the send ring of its tail) and steps it
  * with rds_ib_ring_next(), which stays right across the 2^32 wrap.
  */
+static inline u32 rds_ib_ring_next(u32 idx, u32 nr)
+{
+	return idx + 1 == nr ? 0 : idx + 1;
+}
+
 /**
  * rds_ib_rx_batch - receive slots that make a refill, and credits an ACK
  * @ep: endpoint (e_recv_nr set)
@@ -619,11 +624,6 @@ struct rds_ib_ep {
 static inline u32 rds_ib_rx_batch(const struct rds_ib_ep *ep)
 {
 	return clamp_t(u32, ep->e_recv_nr / 2, 4, RDS_IB_CREDIT_ACK_THRESH);
-}
-
-static inline u32 rds_ib_ring_next(u32 idx, u32 nr)
-{
-	return idx + 1 == nr ? 0 : idx + 1;
 }
 
 /* First ring sequence of a new endpoint (test knob: start near the wrap). */
