@@ -31,7 +31,10 @@
  * (rkey >> 8) with the device's registration clock (md_reg_seq) in a
  * cool-down table (md_cool), and a new MR whose index is still cooling
  * down is parked, kept allocated, instead of used, and adopted once the
- * index cooled down.  See "Keys never come back" in rds.rst.
+ * index cooled down.  A pool may park as many MRs as indices can be
+ * cooling down at once (rds_ib_mr_park_max()), so an HCA that hands a
+ * freed index straight back cannot stop registrations.  See "Keys never
+ * come back" in rds.rst.
  *
  * The MR chooses its iova: the page offset of the buffer, plus the device
  * instance's epoch (bits 21..30, ib.c) and RDS_MR_IOVA_USE_ONCE for
@@ -169,8 +172,23 @@ RDS_PARAM_UINT(rds_ib_mr_reg_sync_fail_next, rds_ib_mr_reg_sync_fail_next,
 	       0, 1000000, 0644,
 	       " Test: fail the next N synchronous (RDS_GET_MR) registrations (0..1000000, default 0)");
 
-/* Parked MRs per pool, and ib_alloc_mr() tries per new pool MR. */
-#define RDS_IB_MR_PARK_MAX	32
+/*
+ * Test knob: a verbs MR we deregister with its key dead is kept instead
+ * (up to RDS_IB_MR_LIFO_MAX per pool) and the pool's next ib_alloc_mr()
+ * hands it out again, as an HCA that reuses a freed index at once (mlx5
+ * firmware may; rxe never does).  Kept ones are deregistered for real at
+ * device removal.
+ */
+static unsigned int rds_ib_mr_lifo_test;
+
+RDS_PARAM_UINT(rds_ib_mr_lifo_test, rds_ib_mr_lifo_test, 0, 1, 0644,
+	       " Test: hand a freed MR index out again at once, as some HCAs do (0..1, default 0: off)");
+
+/*
+ * Parked MRs per pool beyond the indices that can be cooling down at once
+ * (rds_ib_mr_park_max()), and ib_alloc_mr() tries per new pool MR.
+ */
+#define RDS_IB_MR_PARK_SLACK	32
 #define RDS_IB_MR_ALLOC_TRIES	4
 
 /*
@@ -189,6 +207,7 @@ static void rds_ib_mr_stat(int class, unsigned int which);
 static void rds_ib_mr_cool_start(struct rds_ib_mr_dev *md,
 				 struct rds_ib_mr *mr);
 static void rds_ib_mr_free(struct rds_ib_mr *mr);
+static unsigned int rds_ib_mr_park_max(u64 window, unsigned int max_mr);
 
 enum {
 	RDS_IB_MR_STAT_ALLOC,
@@ -377,6 +396,7 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 	INIT_LIST_HEAD(&md->md_unknown);
 	atomic64_set(&md->md_reg_seq, 0);
 	md->md_key_window = rds_ib_mr_key_window;
+	md->md_park_max = rds_ib_mr_park_max(md->md_key_window, max_mr);
 	mutex_init(&md->md_cool_lock);
 	xa_init(&md->md_cool);
 	/*
@@ -421,9 +441,73 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 	return md;
 }
 
-/* ---- the pools ---- */
-
 /* ---- key reuse: MR indices cool down before they are used again ---- */
+
+/**
+ * rds_ib_mr_park_max - how many MRs a pool may keep parked
+ * @window: registrations an index cools down (md_key_window)
+ * @max_mr: the device's max_mr
+ *
+ * An index starts to cool down only when a verbs MR that used keys is
+ * deregistered: retired after its RDS_IB_MR_KEY_USES registrations, or
+ * reaped by recovery after a failed WR.  So at most @window /
+ * RDS_IB_MR_KEY_USES indices, plus the few that failures add, cool down
+ * at any time, and a pool that may park that many can hold every one of
+ * them away from an HCA that hands a freed index straight back: such an
+ * HCA must then give a new index, registrations go on, and the clock that
+ * ends the cool-downs keeps running.  With fewer (a fixed 32 before), the
+ * working set of MRs retires one by one, each replacement fails, and once
+ * none is left no REG_MR is ever posted again: the clock stops and every
+ * registration fails with ENOMEM for good.  Parking costs memory only on
+ * an HCA that does reuse indices early; at most a quarter of the device's
+ * MRs.
+ *
+ * Return: the per-pool limit.
+ */
+static unsigned int rds_ib_mr_park_max(u64 window, unsigned int max_mr)
+{
+	u64 want = div_u64(window, RDS_IB_MR_KEY_USES) + RDS_IB_MR_PARK_SLACK;
+
+	return min_t(u64, want, max_t(unsigned int, max_mr / 4,
+				      RDS_IB_MR_PARK_SLACK));
+}
+
+/*
+ * A verbs MR for @pool: ib_alloc_mr(), or one that rds_ib_mr_lifo_test
+ * kept (the HCA handing back an index it just freed).
+ */
+static struct ib_mr *rds_ib_mr_ib_alloc(struct rds_ib_mr_dev *md,
+					struct rds_ib_mr_pool *pool)
+{
+	struct ib_mr *ibmr = NULL;
+
+	spin_lock_bh(&pool->p_lock);
+	if (pool->p_lifo_nr)
+		ibmr = pool->p_lifo[--pool->p_lifo_nr];
+	spin_unlock_bh(&pool->p_lock);
+	if (ibmr)
+		return ibmr;
+	return ib_alloc_mr(md->md_rid->rid_pd, IB_MR_TYPE_MEM_REG,
+			   pool->p_max_pages);
+}
+
+/*
+ * Deregister a verbs MR of @pool whose key is dead (or that never
+ * registered), or keep it for rds_ib_mr_ib_alloc() under the test knob.
+ */
+static void rds_ib_mr_ib_free(struct rds_ib_mr_pool *pool, struct ib_mr *ibmr)
+{
+	if (READ_ONCE(rds_ib_mr_lifo_test)) {
+		spin_lock_bh(&pool->p_lock);
+		if (pool->p_lifo_nr < RDS_IB_MR_LIFO_MAX) {
+			pool->p_lifo[pool->p_lifo_nr++] = ibmr;
+			ibmr = NULL;
+		}
+		spin_unlock_bh(&pool->p_lock);
+	}
+	if (ibmr)
+		ib_dereg_mr(ibmr);
+}
 
 /* Is the index of @c still cooling down?  md_cool_lock or p_lock held. */
 static bool rds_ib_mr_cooling(struct rds_ib_mr_dev *md,
@@ -451,7 +535,8 @@ static void rds_ib_mr_cool_expire(struct rds_ib_mr_dev *md)
 /**
  * rds_ib_mr_cool_start - the verbs MR of @mr was deregistered
  * @md: device state
- * @mr: the MR (m_ib already deregistered and cleared)
+ * @mr: the MR, off every list, whose verbs MR is deregistered, or about
+ *	to be (after its last registration)
  *
  * Process context.  If the MR ever used a key, its index cools down from
  * now: stamped with the registration clock and queued, so no verbs MR we
@@ -532,7 +617,7 @@ static int rds_ib_mr_cool_check(struct rds_ib_mr_dev *md,
 	mutex_lock(&md->md_cool_lock);
 	rds_ib_mr_cool_expire(md);
 	fake = every && ++md->md_alloc_nr % every == 0 &&
-	       READ_ONCE(pool->p_parked_nr) < RDS_IB_MR_PARK_MAX;
+	       READ_ONCE(pool->p_parked_nr) < md->md_park_max;
 	c = xa_load(&md->md_cool, index);
 	if (c && list_empty(&c->c_fifo)) {
 		/* One of ours holds it: the HCA cannot hand it out. */
@@ -571,12 +656,20 @@ out:
 	return ret;
 }
 
-/* Deregister the verbs MR of an MR that is on no list, and free both. */
+/*
+ * Deregister the verbs MR of an MR that is on no list and whose key is
+ * dead (or never registered), and free both.
+ */
 static void rds_ib_mr_destroy(struct rds_ib_mr_dev *md, struct rds_ib_mr *mr)
 {
-	ib_dereg_mr(mr->m_ib);
-	mr->m_ib = NULL;
+	/*
+	 * ORDER: stamp the index before the HCA may hand it out again (the
+	 * test knob does so at once).  Every key of the MR was counted by
+	 * the clock already, so the early stamp keeps the guarantee.
+	 */
 	rds_ib_mr_cool_start(md, mr);
+	rds_ib_mr_ib_free(mr->m_pool, mr->m_ib);
+	mr->m_ib = NULL;
 	rds_ib_mr_free(mr);
 }
 
@@ -598,7 +691,6 @@ static void rds_ib_mr_destroy(struct rds_ib_mr_dev *md, struct rds_ib_mr *mr)
 static struct rds_ib_mr *rds_ib_mr_new(struct rds_ib_mr_dev *md,
 				       struct rds_ib_mr_pool *pool)
 {
-	struct rds_ib_device *rid = md->md_rid;
 	struct rds_ib_mr *mr;
 	int tries, ret;
 
@@ -609,8 +701,7 @@ static struct rds_ib_mr *rds_ib_mr_new(struct rds_ib_mr_dev *md,
 		mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 		if (!mr)
 			return NULL;
-		ibmr = ib_alloc_mr(rid->rid_pd, IB_MR_TYPE_MEM_REG,
-				   pool->p_max_pages);
+		ibmr = rds_ib_mr_ib_alloc(md, pool);
 		if (IS_ERR(ibmr)) {
 			kfree(mr);
 			return NULL;
@@ -635,7 +726,7 @@ static struct rds_ib_mr *rds_ib_mr_new(struct rds_ib_mr_dev *md,
 		}
 		rds_ib_stats_inc(s_ib_rdma_mr_parked);
 		spin_lock_bh(&pool->p_lock);
-		if (pool->p_parked_nr < RDS_IB_MR_PARK_MAX) {
+		if (pool->p_parked_nr < md->md_park_max) {
 			rds_ib_mr_park(pool, mr);
 			mr = NULL;
 		}
@@ -1363,6 +1454,9 @@ void rds_ib_mr_device_remove(struct rds_ib_device *rid)
 			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
 			rds_ib_mr_free(mr);	/* its entry goes with @md */
 		}
+		/* What the test knob kept: nobody allocates any more. */
+		while (pool->p_lifo_nr)
+			ib_dereg_mr(pool->p_lifo[--pool->p_lifo_nr]);
 
 		for (;;) {
 			struct ib_mr *ibmr;

@@ -38,6 +38,16 @@
 
 #include "ib.h"
 
+/*
+ * Test knob: the next N attempts to make a registration QP fail, as when
+ * the device is out of QPs or the address went away meanwhile.
+ */
+static unsigned int rds_ib_mr_qp_fail_next;
+
+RDS_PARAM_UINT(rds_ib_mr_qp_fail_next, rds_ib_mr_qp_fail_next, 0, 1000000,
+	       0644,
+	       " Test: fail the next N makings of a registration QP (0..1000000, default 0)");
+
 /* ---- send queue accounting of the registration QP ---- */
 
 /**
@@ -318,9 +328,17 @@ static int rds_ib_mr_qp_create(struct rds_ib_mr_dev *md,
 			       const struct in6_addr *laddr)
 {
 	struct rds_ib_device *rid = md->md_rid;
+	unsigned int fail = READ_ONCE(rds_ib_mr_qp_fail_next);
 	struct sockaddr_storage src, dst;
 	int ret;
 
+	if (fail) {
+		WRITE_ONCE(rds_ib_mr_qp_fail_next, fail - 1);
+		ret = -ENETUNREACH;
+		pr_warn_ratelimited("RDS/IB: %s: cannot make the registration QP: %d (test knob)\n",
+				    dev_name(&rid->rid_dev->dev), ret);
+		return ret;
+	}
 	md->md_cq = ib_alloc_cq(rid->rid_dev, md, RDS_IB_REGQP_SQ + 8, 0,
 				IB_POLL_SOFTIRQ);
 	if (IS_ERR(md->md_cq)) {
@@ -421,15 +439,22 @@ void rds_ib_mr_recover_worker(struct work_struct *work)
  * @why: for the log
  *
  * Any context.  The QP is rebuilt (disconnect, drain, reap, reconnect on
- * the next registration).
+ * the next registration).  The recovery work is queued on every call,
+ * not only the first: an MR put on md_unknown after the work's reap, for
+ * example one the invalidation worker gave up on because the QP could not
+ * be made again (md_broken stays set until one is), would otherwise wait
+ * for the next registration on the device, holding its pinned pages and
+ * any use-once message waiting for its key's death.  A work item already
+ * pending is not queued twice, and one that runs again finds nothing to
+ * tear down and reaps.
  */
 void rds_ib_mr_qp_error(struct rds_ib_mr_dev *md, const char *why)
 {
-	if (READ_ONCE(md->md_broken))
-		return;
-	WRITE_ONCE(md->md_broken, true);
-	pr_info_ratelimited("RDS/IB: %s: registration QP error: %s\n",
-			    dev_name(&md->md_rid->rid_dev->dev), why);
+	if (!READ_ONCE(md->md_broken)) {
+		WRITE_ONCE(md->md_broken, true);
+		pr_info_ratelimited("RDS/IB: %s: registration QP error: %s\n",
+				    dev_name(&md->md_rid->rid_dev->dev), why);
+	}
 	kref_get(&md->md_ref);
 	if (!queue_work(rds_ib_wq, &md->md_recover_work))
 		rds_ib_mr_dev_put(md);

@@ -26,6 +26,16 @@
  *           ended are adopted (ib_rdma_mr_adopted) and no rkey comes back
  *           within 256 registrations.  Defaults are loaded again after.
  *
+ *   lifo    node 0's rds_rdma reloaded with rds_ib_mr_key_window=16384,
+ *           rds_ib_mr_lifo_test=1 (a verbs MR we free is handed out again
+ *           by the next allocation, as an HCA that reuses a freed index at
+ *           once) and an 8K pool of 4: LIFOKEYS GET_MR/FREE_MR pairs in a
+ *           row (no peer).  Every retirement parks the index the "HCA"
+ *           hands back; more indices cool down at once (LIFOKEYS / 256)
+ *           than the 32 parked MRs a pool could hold before, and then
+ *           every registration failed with ENOMEM for good.  All must
+ *           work, no rkey may repeat, nothing is key_exhausted.
+ *
  *   readd   keys across a device re-add: node 0's rxe0 is deleted and
  *           added again (a fresh instance: rxe numbers its MRs from the
  *           start again), one use-once key C is made and used, the device
@@ -54,6 +64,8 @@
 #define WINKEYS		2000
 #define WINDOW		256
 #define READDKEYS	600
+#define LIFOKEYS	10000
+#define LIFOWINDOW	16384
 #define KLEN		3000	/* one MR of the 8K pool */
 #define KOFF		100
 #define SEND_MS		20000
@@ -561,6 +573,67 @@ TEST_F_TIMEOUT(keys, window, 900)
 	send_k(self->fd, &self->peer, &(struct kmsg){ .op = P_QUIT });
 	close(self->fd);
 	self->fd = -1;
+	EXPECT_EQ(0, rds_reload_ours("")) TH_LOG("could not reload the defaults");
+}
+
+TEST_F_TIMEOUT(keys, lifo, 900)
+{
+	static const char *const names[] = {
+		"ib_rdma_mr_retired", "ib_rdma_mr_parked",
+		"ib_rdma_mr_adopted", "ib_rdma_mr_key_exhausted",
+	};
+	long long c0[4], c1[4];
+	uint64_t *cookies;
+	char got[64], want[160];
+	char *buf;
+	int i, fd, dup;
+
+	if (!rds_have_peer())
+		SKIP(return, "no peer node");
+	if (rds_intree())
+		SKIP(return, "our rds_rdma only");
+	snprintf(want, sizeof(want),
+		 "rds_ib_mr_key_window=%d rds_ib_mr_lifo_test=1 rds_ib_mr_8k_pool_size=4",
+		 LIFOWINDOW);
+	if (rds_reload_ours(want) ||
+	    rds_read_file(PARAMS "rds_ib_mr_lifo_test", got, sizeof(got)) ||
+	    atoi(got) != 1) {
+		rds_reload_ours("");
+		ASSERT_TRUE(false) TH_LOG("cannot load rds_rdma with %s", want);
+	}
+	cookies = calloc(LIFOKEYS, sizeof(*cookies));
+	buf = aligned_alloc(PAGE, 2 * PAGE);
+	fd = rds_bound_socket(AF_INET, PORT_SELF, NULL);
+	ASSERT_NE(NULL, cookies);
+	ASSERT_NE(NULL, buf);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 4; i++)
+		c0[i] = rds_counter(names[i]);
+	for (i = 0; i < LIFOKEYS; i++) {
+		if (rds_get_mr(fd, buf + KOFF, KLEN, &cookies[i],
+			       RDS_RDMA_READWRITE)) {
+			TH_LOG("key %d: RDS_GET_MR: %s", i, strerror(errno));
+			break;
+		}
+		if (rds_free_mr(fd, cookies[i], RDS_RDMA_INVALIDATE)) {
+			TH_LOG("key %d: RDS_FREE_MR: %s", i, strerror(errno));
+			break;
+		}
+	}
+	EXPECT_EQ(LIFOKEYS, i);
+	dup = repeats(cookies, i);
+	for (i = 0; i < 4; i++)
+		c1[i] = rds_counter(names[i]);
+	TH_LOG("retired %lld, parked %lld, adopted %lld, key_exhausted %lld, %d repeated rkeys",
+	       c1[0] - c0[0], c1[1] - c0[1], c1[2] - c0[2], c1[3] - c0[3],
+	       dup);
+	EXPECT_EQ(0, dup);
+	/* More parked at once than the old fixed limit of 32. */
+	EXPECT_LE(33, c1[1] - c0[1]);
+	EXPECT_EQ(0, c1[3] - c0[3]);
+	close(fd);
+	free(buf);
+	free(cookies);
 	EXPECT_EQ(0, rds_reload_ours("")) TH_LOG("could not reload the defaults");
 }
 

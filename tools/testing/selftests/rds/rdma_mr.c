@@ -386,4 +386,54 @@ TEST_F(mr, sync_reg_failure)
 	ASSERT_OK(rds_free_mr(self->fd, c, RDS_RDMA_INVALIDATE));
 }
 
+#define QP_FAIL "/sys/module/rds_rdma/parameters/rds_ib_mr_qp_fail_next"
+
+/*
+ * Keys whose invalidation cannot be posted because the registration QP
+ * cannot be made again are given up as unknown: recovery must still
+ * deregister them (killing the keys, giving the pages back) without
+ * waiting for another registration on the device.  The QP is broken with
+ * a failing GET_MR (its recovery tears it down), every attempt to make
+ * it again fails (rds_ib_mr_qp_fail_next), and four live keys are freed
+ * with RDS_RDMA_INVALIDATE: all four must be reaped.
+ */
+TEST_F(mr, regqp_down_reaps)
+{
+	long long reaped, now;
+	uint64_t c[4], bad = 0;
+	int i;
+
+	NEED_REGISTRATION();
+	if (access(QP_FAIL, W_OK) || access(REG_SYNC_FAIL, W_OK))
+		SKIP(return, "no %s (not our rds_rdma)", QP_FAIL);
+	for (i = 0; i < 4; i++)
+		ASSERT_OK(rds_get_mr(self->fd, self->buf + i * 8192, 8192,
+				     &c[i], RDS_RDMA_READWRITE));
+	reaped = rds_counter("ib_rdma_mr_reaped");
+	/* Before the QP breaks: nothing may make it again (timed flushes). */
+	ASSERT_OK(rds_knob(QP_FAIL, "1000"));
+	ASSERT_OK(rds_knob(REG_SYNC_FAIL, "1"));
+	EXPECT_ERRNO(rds_get_mr(self->fd, self->buf + 4 * 8192, 8192, &bad,
+				RDS_RDMA_READWRITE), EAGAIN);
+	rds_knob(REG_SYNC_FAIL, "0");
+	now = rds_counter_wait_above("ib_rdma_mr_reaped", reaped, 10000);
+	if (now <= reaped)
+		rds_knob(QP_FAIL, "0");
+	ASSERT_LT(reaped, now) TH_LOG("recovery did not run");
+	/* Recovery is done once it reaped: the QP is gone. */
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(0, rds_free_mr(self->fd, c[i], RDS_RDMA_INVALIDATE));
+	reaped = rds_counter_wait_above("ib_rdma_mr_reaped", now + 3, 10000);
+	rds_knob(QP_FAIL, "0");
+	/* (A key an earlier test freed lazily may be given up too.) */
+	EXPECT_LE(now + 4, reaped)
+		TH_LOG("%lld of 4 keys given up were deregistered",
+		       reaped - now);
+
+	/* The QP can be made again: the next GET_MR works. */
+	ASSERT_OK(rds_get_mr(self->fd, self->buf, 8192, &c[0],
+			     RDS_RDMA_READWRITE));
+	ASSERT_OK(rds_free_mr(self->fd, c[0], RDS_RDMA_INVALIDATE));
+}
+
 RDS_TEST_MAIN
