@@ -440,7 +440,6 @@ enum {
 	RDS_IB_EP_IW_HEARD,	/* the first receive was seen */
 	RDS_IB_EP_WIRED,	/* ESTABLISHED seen: the peer may send */
 	RDS_IB_EP_CM_DONE,	/* DISCONNECTED or another final CM event */
-	RDS_IB_EP_PEER_MUTE,	/* a WR ran out of transport retries */
 };
 
 /* e_credits packs send credits (low 16 bits) and posted credits (high). */

@@ -109,9 +109,6 @@ void rds_ib_ep_fail(struct rds_ib_ep *ep, int reason, int detail,
 {
 	struct rds_ib_connection *ic = ep->e_ic;
 
-	/* The peer acknowledged nothing for a whole retry cycle. */
-	if (reason == RDS_DROP_WC_ERROR && detail == IB_WC_RETRY_EXC_ERR)
-		set_bit(RDS_IB_EP_PEER_MUTE, &ep->e_flags);
 	if (test_and_set_bit(RDS_IB_EP_ERROR, &ep->e_flags))
 		return;
 	if (test_bit(RDS_IB_EP_DEAD, &ep->e_flags))
@@ -502,18 +499,13 @@ void rds_ib_cm_unpark_wait(void)
  * IB CM carries the connection (on iWARP nothing arrives once the stream
  * is closed), and only after ESTABLISHED (before it, rdma_disconnect()
  * sends nothing that could be answered).  Bounded: a peer that crashed or
- * an unreachable port answers nothing, and teardown must go on.  Not at
- * all once a WR of the endpoint ran out of transport retries: the peer
- * acknowledged nothing for a whole retry cycle (it crashed, or the path
- * is gone), it will not answer the DREQ either, and the wait would only
- * delay the reconnect.
+ * an unreachable port answers nothing, and teardown must go on.
  */
 static void rds_ib_ep_wait_peer_quiet(struct rds_ib_ep *ep, bool port_down)
 {
 	struct rds_ib_connection *ic = ep->e_ic;
 
-	if (port_down || test_bit(RDS_IB_EP_PEER_MUTE, &ep->e_flags) ||
-	    !test_bit(RDS_IB_EP_WIRED, &ep->e_flags) ||
+	if (port_down || !test_bit(RDS_IB_EP_WIRED, &ep->e_flags) ||
 	    !rdma_cap_ib_cm(ep->e_id->device, ep->e_id->port_num))
 		return;
 	if (!wait_event_timeout(ic->ic_wait,

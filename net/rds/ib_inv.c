@@ -463,19 +463,22 @@ static bool rds_ib_inv_post_batch(struct rds_ib_mr_dev *md)
 	nr = b->b_nr;
 	kref_get(&md->md_ref);
 	ret = ib_post_send(md->md_qp, first, &bad_wr);
-	up_read(&md->md_qp_sem);
 	if (ret) {
 		/*
 		 * Only the WRs before @bad_wr were posted and the signalled
 		 * one was not: no batch completion will come.  The drain of
 		 * recovery completes the posted ones; the keys are unknown.
+		 * ORDER: before md_qp_sem is released, so recovery takes
+		 * these MRs only after it destroyed (drained) this QP.
 		 */
 		rds_ib_mr_qp_error(md, "LOCAL_INV post failed");
 		rds_ib_inv_give_up(&b->b_mrs);
+		up_read(&md->md_qp_sem);
 		kfree(b);
 		rds_ib_mr_dev_put(md);
 		return true;
 	}
+	up_read(&md->md_qp_sem);
 	rds_ib_stats_add(s_ib_rdma_local_inv, nr);
 	rds_ib_stats_inc(s_ib_rdma_inv_batches);
 	return true;

@@ -31,9 +31,9 @@
  * (rkey >> 8) with the device's registration clock (md_reg_seq) in a
  * cool-down table (md_cool), and a new MR whose index is still cooling
  * down is parked, kept allocated, instead of used, and adopted once the
- * index cooled down.  A pool may park as many MRs as indices can be
- * cooling down at once (rds_ib_mr_park_max()), so an HCA that hands a
- * freed index straight back cannot stop registrations.  See "Keys never
+ * index cooled down.  A pool may park up to a quarter of the device's MRs
+ * (rds_ib_mr_park_max()), so an HCA that hands a freed index straight
+ * back cannot stop registrations.  See "Keys never
  * come back" in rds.rst.
  *
  * The MR chooses its iova: the page offset of the buffer, plus the device
@@ -77,7 +77,7 @@
  * Transport recovery (ib_regqp.c).  Any failed or flushed completion on
  * the registration QP marks it broken: the recovery work disconnects,
  * drains and destroys it, then this file's recycle step,
- * rds_ib_mr_reap_unknown(), deregisters every MR whose key state became
+ * rds_ib_mr_reap_list(), deregisters every MR whose key state became
  * unknown (ib_dereg_mr kills the key for good, so waiters for its death
  * are released; ib_rdma_mr_reaped), and the next registration builds a
  * fresh self-connection.  Only the deregistration
@@ -185,8 +185,8 @@ RDS_PARAM_UINT(rds_ib_mr_lifo_test, rds_ib_mr_lifo_test, 0, 1, 0644,
 	       " Test: hand a freed MR index out again at once, as some HCAs do (0..1, default 0: off)");
 
 /*
- * Parked MRs per pool beyond the indices that can be cooling down at once
- * (rds_ib_mr_park_max()), and ib_alloc_mr() tries per new pool MR.
+ * Parked MRs a pool may hold at least (rds_ib_mr_park_max()), and
+ * ib_alloc_mr() tries per new pool MR that do not end in a park.
  */
 #define RDS_IB_MR_PARK_SLACK	32
 #define RDS_IB_MR_ALLOC_TRIES	4
@@ -207,7 +207,7 @@ static void rds_ib_mr_stat(int class, unsigned int which);
 static void rds_ib_mr_cool_start(struct rds_ib_mr_dev *md,
 				 struct rds_ib_mr *mr);
 static void rds_ib_mr_free(struct rds_ib_mr *mr);
-static unsigned int rds_ib_mr_park_max(u64 window, unsigned int max_mr);
+static unsigned int rds_ib_mr_park_max(unsigned int max_mr);
 
 enum {
 	RDS_IB_MR_STAT_ALLOC,
@@ -290,23 +290,39 @@ void rds_ib_mr_dev_put(struct rds_ib_mr_dev *md)
 }
 
 /**
- * rds_ib_mr_reap_unknown - deregister the MRs whose key state is unknown
+ * rds_ib_mr_take_unknown - take the MRs whose key state is unknown
  * @md: device state
+ * @list: where they go (m_item)
  *
- * The recycle step of recovery (after the registration QP drained, so no
- * WR refers to them) and of device removal: ib_dereg_mr() kills the key
- * for good, and only then are the pages given back.  Process context.
+ * Called with md_qp_sem held for writing and no registration QP, or one
+ * that is not broken, so no WR still in flight refers to any of them: a
+ * WR that failed completed, and one given up after a failed post was
+ * given up under md_qp_sem read-held with the QP marked broken, which
+ * the holder of the write side destroys (drains) before it takes the
+ * list.  Taken outside it, the list could hold an MR whose LOCAL_INV a
+ * later drain still completes (its cqe in freed memory).
  */
-void rds_ib_mr_reap_unknown(struct rds_ib_mr_dev *md)
+void rds_ib_mr_take_unknown(struct rds_ib_mr_dev *md, struct list_head *list)
+{
+	spin_lock_bh(&md->md_inv_lock);
+	list_splice_init(&md->md_unknown, list);
+	spin_unlock_bh(&md->md_inv_lock);
+}
+
+/**
+ * rds_ib_mr_reap_list - deregister MRs whose key state is unknown
+ * @md: device state
+ * @list: MRs from rds_ib_mr_take_unknown()
+ *
+ * The recycle step of recovery and of device removal: ib_dereg_mr() kills
+ * the key for good, and only then are the pages given back.  Process
+ * context, no lock held (the waiters of the keys run from here).
+ */
+void rds_ib_mr_reap_list(struct rds_ib_mr_dev *md, struct list_head *list)
 {
 	struct rds_ib_mr *mr, *tmp;
-	LIST_HEAD(list);
 
-	spin_lock_bh(&md->md_inv_lock);
-	list_splice_init(&md->md_unknown, &list);
-	spin_unlock_bh(&md->md_inv_lock);
-
-	list_for_each_entry_safe(mr, tmp, &list, m_item) {
+	list_for_each_entry_safe(mr, tmp, list, m_item) {
 		struct rds_ib_mr_pool *pool = mr->m_pool;
 		struct ib_mr *ibmr = NULL;
 
@@ -321,9 +337,10 @@ void rds_ib_mr_reap_unknown(struct rds_ib_mr_dev *md)
 		}
 		spin_unlock_bh(&pool->p_lock);
 		if (ibmr) {
+			/* ORDER: stamped before the index can come back. */
+			rds_ib_mr_cool_start(md, mr);
 			ib_dereg_mr(ibmr);
 			rds_ib_stats_inc(s_ib_rdma_mr_reaped);
-			rds_ib_mr_cool_start(md, mr);
 			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
 			wake_up(&pool->p_wait);
 		}
@@ -396,7 +413,7 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 	INIT_LIST_HEAD(&md->md_unknown);
 	atomic64_set(&md->md_reg_seq, 0);
 	md->md_key_window = rds_ib_mr_key_window;
-	md->md_park_max = rds_ib_mr_park_max(md->md_key_window, max_mr);
+	md->md_park_max = rds_ib_mr_park_max(max_mr);
 	mutex_init(&md->md_cool_lock);
 	xa_init(&md->md_cool);
 	/*
@@ -445,31 +462,26 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 
 /**
  * rds_ib_mr_park_max - how many MRs a pool may keep parked
- * @window: registrations an index cools down (md_key_window)
  * @max_mr: the device's max_mr
  *
- * An index starts to cool down only when a verbs MR that used keys is
- * deregistered: retired after its RDS_IB_MR_KEY_USES registrations, or
- * reaped by recovery after a failed WR.  So at most @window /
- * RDS_IB_MR_KEY_USES indices, plus the few that failures add, cool down
- * at any time, and a pool that may park that many can hold every one of
- * them away from an HCA that hands a freed index straight back: such an
- * HCA must then give a new index, registrations go on, and the clock that
- * ends the cool-downs keeps running.  With fewer (a fixed 32 before), the
- * working set of MRs retires one by one, each replacement fails, and once
- * none is left no REG_MR is ever posted again: the clock stops and every
- * registration fails with ENOMEM for good.  Parking costs memory only on
- * an HCA that does reuse indices early; at most a quarter of the device's
- * MRs.
+ * As many as there are indices cooling down, which is not bounded by the
+ * window alone: one index per retirement (every RDS_IB_MR_KEY_USES
+ * registrations, about md_key_window / 256 at a time in steady state),
+ * but a working set of MRs near the end of their key bytes retires in a
+ * burst, and recovery reaps every MR with a WR in flight or pending
+ * invalidation at once.  A pool that cannot park an index the HCA hands
+ * straight back gives it back and gets it again: its working set then
+ * shrinks with every retirement, and once it is gone no REG_MR is posted,
+ * the clock that ends the cool-downs stops, and every registration fails
+ * with ENOMEM for good (as with the fixed 32 of before).  So the only
+ * limit is the device's: a quarter of its MRs per pool.  Parking costs
+ * memory only on an HCA that does reuse indices early.
  *
  * Return: the per-pool limit.
  */
-static unsigned int rds_ib_mr_park_max(u64 window, unsigned int max_mr)
+static unsigned int rds_ib_mr_park_max(unsigned int max_mr)
 {
-	u64 want = div_u64(window, RDS_IB_MR_KEY_USES) + RDS_IB_MR_PARK_SLACK;
-
-	return min_t(u64, want, max_t(unsigned int, max_mr / 4,
-				      RDS_IB_MR_PARK_SLACK));
+	return max_t(unsigned int, max_mr / 4, RDS_IB_MR_PARK_SLACK);
 }
 
 /*
@@ -600,9 +612,13 @@ static struct rds_ib_mr *rds_ib_mr_adopt(struct rds_ib_mr_dev *md,
 	return mr;
 }
 
+/* rds_ib_mr_cool_check(): park the MR, its index cooling (or as if). */
+enum { RDS_IB_MR_PARK = 1, RDS_IB_MR_PARK_FAKE = 2 };
+
 /*
  * Give @mr's index a cool-down entry, or find that it is still cooling.
- * Returns 0 (usable), 1 (park it; its entry is held) or an errno.
+ * Returns 0 (usable), RDS_IB_MR_PARK (park it; its entry is held),
+ * RDS_IB_MR_PARK_FAKE (the same, by rds_ib_mr_park_every) or an errno.
  */
 static int rds_ib_mr_cool_check(struct rds_ib_mr_dev *md,
 				struct rds_ib_mr_pool *pool,
@@ -647,10 +663,12 @@ static int rds_ib_mr_cool_check(struct rds_ib_mr_dev *md,
 	if (!park && fake) {
 		/* Test knob: as if the index had been freed just now. */
 		c->c_stamp = atomic64_read(&md->md_reg_seq);
-		park = true;
+		mr->m_cool = c;
+		ret = RDS_IB_MR_PARK_FAKE;
+		goto out;
 	}
 	mr->m_cool = c;
-	ret = park;
+	ret = park ? RDS_IB_MR_PARK : 0;
 out:
 	mutex_unlock(&md->md_cool_lock);
 	return ret;
@@ -682,20 +700,24 @@ static void rds_ib_mr_destroy(struct rds_ib_mr_dev *md, struct rds_ib_mr *mr)
  * parked MR whose index cooled down comes first; else ib_alloc_mr(), and
  * an MR whose index is still cooling down (the HCA gave an index back
  * before md_key_window registrations passed) is parked, kept allocated so
- * the HCA cannot hand that index out again, and we try again, a bounded
- * number of times (ib_rdma_mr_key_exhausted).  The MR goes on p_all.
+ * the HCA cannot hand that index out again, and we try again.  Each park
+ * holds one more distinct cooling index, so the loop ends; only a pool
+ * whose parking is full (md_park_max: give the index back) or the test
+ * knob's parks count against RDS_IB_MR_ALLOC_TRIES
+ * (ib_rdma_mr_key_exhausted).  The MR goes on p_all.
  *
- * Return: the MR, or NULL (no memory, device out of MRs, or every try
- * cooling).
+ * Return: the MR, or NULL (no memory, device out of MRs, or parking full
+ * and every try cooling).
  */
 static struct rds_ib_mr *rds_ib_mr_new(struct rds_ib_mr_dev *md,
 				       struct rds_ib_mr_pool *pool)
 {
 	struct rds_ib_mr *mr;
+	bool parked;
 	int tries, ret;
 
 	mr = rds_ib_mr_adopt(md, pool);
-	for (tries = 0; !mr && tries < RDS_IB_MR_ALLOC_TRIES; tries++) {
+	for (tries = 0; !mr && tries < RDS_IB_MR_ALLOC_TRIES; ) {
 		struct ib_mr *ibmr;
 
 		mr = kzalloc(sizeof(*mr), GFP_KERNEL);
@@ -724,28 +746,37 @@ static struct rds_ib_mr *rds_ib_mr_new(struct rds_ib_mr_dev *md,
 			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
 			return NULL;
 		}
-		rds_ib_stats_inc(s_ib_rdma_mr_parked);
 		spin_lock_bh(&pool->p_lock);
-		if (pool->p_parked_nr < md->md_park_max) {
+		parked = pool->p_parked_nr < md->md_park_max;
+		if (parked)
 			rds_ib_mr_park(pool, mr);
-			mr = NULL;
-		}
 		spin_unlock_bh(&pool->p_lock);
-		if (mr) {
-			/*
-			 * No room to park: give the index back.  Its entry
-			 * returns to the FIFO with its old stamp (at the
-			 * tail: it may be forgotten late, never early).
-			 */
-			mutex_lock(&md->md_cool_lock);
-			list_add_tail(&mr->m_cool->c_fifo, &md->md_cool_fifo);
-			md->md_cool_nr++;
-			mutex_unlock(&md->md_cool_lock);
-			mr->m_cool = NULL;
-			rds_ib_mr_destroy(md, mr);
-			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
+		if (parked) {
 			mr = NULL;
+			rds_ib_stats_inc(s_ib_rdma_mr_parked);
+			/*
+			 * A real park holds one more distinct cooling index:
+			 * the HCA runs out of them and must give a fresh one,
+			 * so only the test knob's parks count as tries.
+			 */
+			if (ret == RDS_IB_MR_PARK_FAKE)
+				tries++;
+			continue;
 		}
+		/*
+		 * No room to park: give the index back.  Its entry returns
+		 * to the FIFO with its old stamp (at the tail: it may be
+		 * forgotten late, never early).
+		 */
+		tries++;
+		mutex_lock(&md->md_cool_lock);
+		list_add_tail(&mr->m_cool->c_fifo, &md->md_cool_fifo);
+		md->md_cool_nr++;
+		mutex_unlock(&md->md_cool_lock);
+		mr->m_cool = NULL;
+		rds_ib_mr_destroy(md, mr);
+		rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
+		mr = NULL;
 	}
 	if (!mr) {
 		rds_ib_stats_inc(s_ib_rdma_mr_key_exhausted);
@@ -1405,6 +1436,7 @@ void rds_ib_mr_device_remove(struct rds_ib_device *rid)
 	struct rds_ib_mr_dev *md;
 	struct rds_ib_mr *mr;
 	unsigned long flags;
+	LIST_HEAD(unknown);
 	int i;
 
 	mutex_lock(&rds_ib_mr_dev_mutex);
@@ -1432,7 +1464,8 @@ void rds_ib_mr_device_remove(struct rds_ib_device *rid)
 	rds_ib_inv_dev_stop(md);
 	/* Nothing makes a key unknown any more: reap the last ones. */
 	flush_work(&md->md_recover_work);
-	rds_ib_mr_reap_unknown(md);
+	rds_ib_mr_take_unknown(md, &unknown);
+	rds_ib_mr_reap_list(md, &unknown);
 
 	for (i = 0; i < RDS_IB_MR_NPOOLS; i++) {
 		struct rds_ib_mr_pool *pool = &md->md_pools[i];
@@ -1454,7 +1487,10 @@ void rds_ib_mr_device_remove(struct rds_ib_device *rid)
 			rds_ib_mr_stat(pool->p_class, RDS_IB_MR_STAT_FREE);
 			rds_ib_mr_free(mr);	/* its entry goes with @md */
 		}
-		/* What the test knob kept: nobody allocates any more. */
+		/*
+		 * What the test knob kept.  No lock: registrations are over
+		 * (md_reg_sem) and nothing else touches p_lifo.
+		 */
 		while (pool->p_lifo_nr)
 			ib_dereg_mr(pool->p_lifo[--pool->p_lifo_nr]);
 

@@ -255,8 +255,7 @@ struct rds_ib_inv_batch {
  * @md_reg_seq: REG_MRs posted on the device (the registration clock)
  * @md_key_window: registrations an index cools down after its last verbs
  *	MR is deregistered (rds_ib_mr_key_window when @md was made)
- * @md_park_max: parked MRs a pool may hold: as many indices as can be
- *	cooling down at once (rds_ib_mr_park_max())
+ * @md_park_max: parked MRs a pool may hold (rds_ib_mr_park_max())
  * @md_cool_lock: protects @md_cool, @md_cool_fifo, @md_cool_nr,
  *	@md_alloc_nr and every entry's fields
  * @md_cool: index -> struct rds_ib_mr_cool: indices our verbs MRs hold
@@ -324,7 +323,8 @@ void rds_ib_mr_key_unknown(struct rds_ib_mr *mr);
 void rds_ib_mr_put_ref(struct rds_ib_mr *mr);
 void rds_ib_mr_dev_put(struct rds_ib_mr_dev *md);
 void rds_ib_mr_device_remove(struct rds_ib_device *rid);
-void rds_ib_mr_reap_unknown(struct rds_ib_mr_dev *md);
+void rds_ib_mr_take_unknown(struct rds_ib_mr_dev *md, struct list_head *list);
+void rds_ib_mr_reap_list(struct rds_ib_mr_dev *md, struct list_head *list);
 
 /* ib_regqp.c: the registration QP */
 /* Send queue of the registration QP; one entry stays free for the drain. */

@@ -21,10 +21,11 @@
  * QP take it for writing.  Any failed or flushed completion, a fatal QP
  * event, a disconnect, a failed LOCAL_INV post or a REG_MR that timed out
  * calls rds_ib_mr_qp_error() (any context, no lock), which marks the QP
- * broken and queues the recovery work (a racing second caller at worst
- * queues it again, which queue_work() ignores): it disconnects, drains
+ * broken and queues the recovery work (every call does, so MRs given up
+ * after one run are reaped by the next; queue_work() ignores a pending
+ * one): it disconnects, drains
  * (every posted WR completes, most as flushed) and destroys the QPs and
- * cm_ids, then runs ib_mr.c's recycle step, rds_ib_mr_reap_unknown(), for
+ * cm_ids, then runs ib_mr.c's recycle step, rds_ib_mr_reap_list(), for
  * the MRs whose key state the failure left unknown.  The next user of the
  * QP (a registration, or the invalidation worker on md_laddr) makes a
  * fresh self-connection.  Device removal destroys the QP the same way
@@ -39,8 +40,9 @@
 #include "ib.h"
 
 /*
- * Test knob: the next N attempts to make a registration QP fail, as when
- * the device is out of QPs or the address went away meanwhile.
+ * Test knob: the next N attempts to make a registration QP, on any
+ * device, fail, as when the device is out of QPs or the address went
+ * away meanwhile.
  */
 static unsigned int rds_ib_mr_qp_fail_next;
 
@@ -261,7 +263,7 @@ static int rds_ib_mr_cm_handler(struct rdma_cm_id *id,
  * md_qp_sem held for writing, process context (ib_drain_qp() sleeps).
  * Every WR posted on the QP has completed, flushed if need be, when this
  * returns, so the caller may then reap the MRs whose keys it left
- * UNKNOWN (rds_ib_mr_reap_unknown()).  Idempotent: a QP or id already
+ * UNKNOWN (rds_ib_mr_reap_list()).  Idempotent: a QP or id already
  * gone is skipped.  The next rds_ib_mr_qp_get() makes a new one.
  */
 void rds_ib_mr_qp_destroy(struct rds_ib_mr_dev *md)
@@ -328,12 +330,10 @@ static int rds_ib_mr_qp_create(struct rds_ib_mr_dev *md,
 			       const struct in6_addr *laddr)
 {
 	struct rds_ib_device *rid = md->md_rid;
-	unsigned int fail = READ_ONCE(rds_ib_mr_qp_fail_next);
 	struct sockaddr_storage src, dst;
 	int ret;
 
-	if (fail) {
-		WRITE_ONCE(rds_ib_mr_qp_fail_next, fail - 1);
+	if (rds_fault_take(&rds_ib_mr_qp_fail_next)) {
 		ret = -ENETUNREACH;
 		pr_warn_ratelimited("RDS/IB: %s: cannot make the registration QP: %d (test knob)\n",
 				    dev_name(&rid->rid_dev->dev), ret);
@@ -420,6 +420,7 @@ void rds_ib_mr_recover_worker(struct work_struct *work)
 {
 	struct rds_ib_mr_dev *md = container_of(work, struct rds_ib_mr_dev,
 						md_recover_work);
+	LIST_HEAD(unknown);
 
 	down_write(&md->md_qp_sem);
 	if (md->md_broken && md->md_qp) {
@@ -427,9 +428,10 @@ void rds_ib_mr_recover_worker(struct work_struct *work)
 			dev_name(&md->md_rid->rid_dev->dev));
 		rds_ib_mr_qp_destroy(md);
 	}
+	/* The QP drained, or is not broken: no WR refers to these MRs. */
+	rds_ib_mr_take_unknown(md, &unknown);
 	up_write(&md->md_qp_sem);
-	/* The QP drained: no WR refers to these MRs any more. */
-	rds_ib_mr_reap_unknown(md);
+	rds_ib_mr_reap_list(md, &unknown);
 	rds_ib_mr_dev_put(md);
 }
 
@@ -473,6 +475,7 @@ void rds_ib_mr_qp_error(struct rds_ib_mr_dev *md, const char *why)
 int rds_ib_mr_qp_get(struct rds_ib_mr_dev *md,
 			    const struct in6_addr *laddr)
 {
+	LIST_HEAD(unknown);
 	int ret = 0;
 
 	for (;;) {
@@ -488,10 +491,11 @@ int rds_ib_mr_qp_get(struct rds_ib_mr_dev *md,
 		down_write(&md->md_qp_sem);
 		if (md->md_qp && READ_ONCE(md->md_broken))
 			rds_ib_mr_qp_destroy(md);
+		rds_ib_mr_take_unknown(md, &unknown);
 		if (!md->md_qp && !md->md_dead)
 			ret = rds_ib_mr_qp_create(md, laddr);
 		up_write(&md->md_qp_sem);
-		rds_ib_mr_reap_unknown(md);
+		rds_ib_mr_reap_list(md, &unknown);
 		if (ret)
 			return ret;
 	}
