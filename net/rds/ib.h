@@ -440,6 +440,7 @@ enum {
 	RDS_IB_EP_IW_HEARD,	/* the first receive was seen */
 	RDS_IB_EP_WIRED,	/* ESTABLISHED seen: the peer may send */
 	RDS_IB_EP_CM_DONE,	/* DISCONNECTED or another final CM event */
+	RDS_IB_EP_CREDIT_OWED,	/* peer spent credits: see ib_send.c */
 };
 
 /* e_credits packs send credits (low 16 bits) and posted credits (high). */
@@ -619,7 +620,9 @@ static inline u32 rds_ib_ring_next(u32 idx, u32 nr)
  * that is refilled, or credits that are advertised, only once more slots
  * are free than the sender can use stop the flow for good.  The lower
  * bound keeps ACK-only messages, which use a receive slot each, from
- * answering each other for ever.
+ * answering each other for ever.  A ring that max_recv_allocation keeps
+ * below this many posted buffers never makes the batch: its credits go out
+ * by the "peer may be out of credits" rule of rds_ib_credit_update_due().
  */
 static inline u32 rds_ib_rx_batch(const struct rds_ib_ep *ep)
 {
@@ -716,6 +719,7 @@ int rds_ib_send_flush(struct rds_ib_ep *ep);
 void rds_ib_send_add_credits(struct rds_ib_ep *ep, unsigned int credits);
 void rds_ib_tx_kick(struct rds_ib_ep *ep, struct rds_conn_path *cp);
 void rds_ib_advertise_credits(struct rds_ib_ep *ep, unsigned int posted);
+void rds_ib_credit_owed(struct rds_ib_ep *ep);
 void rds_ib_attempt_ack(struct rds_ib_ep *ep);
 void rds_ib_ep_iw_heard(struct rds_ib_ep *ep);
 void rds_ib_set_ack(struct rds_ib_ep *ep, u64 seq, bool required);

@@ -14,8 +14,10 @@
  *
  * Active side (connect worker -> rds_ib_conn_path_connect()): create the
  * endpoint and its cm_id, resolve the address (port 18634 for IPv4, 16385
- * for IPv6), then the route; on ROUTE_RESOLVED build the QP, post the whole
- * receive ring and send the REQ with our private data; ESTABLISHED carries
+ * for IPv6), then the route; on ROUTE_RESOLVED build the QP, post the
+ * receive ring (as much of it as max_recv_allocation allows, at least one
+ * buffer; the refill worker posts the rest later) and send the REQ with
+ * our private data; ESTABLISHED carries
  * the peer's REP private data, from which we take the version, the credits
  * and the capabilities, and then tell rds.ko the path is up.
  *
@@ -165,6 +167,8 @@ static struct rds_ib_ep *rds_ib_ep_alloc(struct rds_ib_connection *ic,
 	rds_ib_rdma_wd_init(ep);
 	atomic64_set(&ep->e_ack_next, 0);
 	atomic_set(&ep->e_credits, 0);
+	/* The peer's first message needs our credits (ib_send.c). */
+	set_bit(RDS_IB_EP_CREDIT_OWED, &ep->e_flags);
 	atomic_inc(&ic->ic_nr_eps);
 	return ep;
 }
@@ -321,17 +325,31 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	/*
 	 * Receives go up before the REQ/REP so that credits are real.  Short
 	 * of pages (memory, or max_recv_allocation reached) the connection
-	 * still comes up once a few are posted (enough for the peer's ACK
-	 * and congestion map, and worth an ACK of credits): rds.ko's receive
-	 * worker queues the refill worker once it is up, and that keeps
-	 * trying.  Failing the set-up for one missing page would keep every
-	 * new connection down for as long as the allocation limit is reached.
+	 * still comes up with whatever could be posted, as long as that is
+	 * at least one buffer: rds.ko's receive worker queues the refill
+	 * worker once the path is up, and that keeps trying until the ring
+	 * is full.  The peer's first message is a congestion update of
+	 * RDS_CONG_MAP_BYTES (two fragments) or an ACK; the first fragment
+	 * needs a posted buffer, the second one more, which the refill
+	 * worker posts as soon as it gets a page (the first is held until
+	 * the update is whole), and with flow control the credits for it
+	 * go out on their own (rds_ib_credit_update_due(): the set-up
+	 * leaves RDS_IB_EP_CREDIT_OWED set).  Asking for more here, say a
+	 * refill batch, kept every new connection down for as long as the
+	 * limit was below that.  With nothing posted at all the set-up
+	 * fails: the peer could not send a thing, and a REQ or REP with no
+	 * credits would not even negotiate flow control.  rds.ko retries
+	 * the connection.
 	 */
 	ret = rds_ib_recv_refill(ep, GFP_KERNEL);
-	if (ret == -ENOMEM &&
-	    ep->e_recv_head - ep->e_recv_tail >=
-	    rds_ib_rx_batch(ep))
-		ret = 0;
+	if (ret == -ENOMEM) {
+		if (ep->e_recv_head != ep->e_recv_tail)
+			return 0;
+		pr_notice_ratelimited("RDS/IB: <%pI6c,%pI6c> no receive buffer could be posted (memory or net.rds.ib.max_recv_allocation %lu reached), retrying the connection\n",
+				      &ep->e_ic->ic_conn->c_laddr,
+				      &ep->e_ic->ic_conn->c_faddr,
+				      READ_ONCE(rds_ib_sysctl_max_recv_allocation));
+	}
 	return ret;
 }
 

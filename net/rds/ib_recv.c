@@ -76,6 +76,18 @@
  * becomes our ACK to send; ACK_REQUIRED asks for it to go out now (see
  * ib_send.c for coalescing).  ACK-only packets (ports 0, no data) carry
  * only that.
+ *
+ * Credits.  With flow control every completed slot was a credit the peer
+ * spent, and every buffer posted is one we owe it (counted by
+ * rds_ib_advertise_credits()).  After each completion and each refill
+ * rds_ib_attempt_ack() decides whether they must go out on their own
+ * (rds_ib_credit_update_due()): a data fragment, or an ACK-only packet
+ * acknowledging new data of ours, marks the peer as owed
+ * (RDS_IB_EP_CREDIT_OWED); a pure credit update from the peer does not, so
+ * two peers short of buffers never answer each other's ACKs for ever.
+ * Under max_recv_allocation a ring may hold fewer buffers than a refill
+ * batch, down to one: the connection still comes up (ib_cm.c) and the
+ * refill worker keeps retrying, every HZ / 10, until pages come back.
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -827,7 +839,7 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 	struct rds_header hdr;
 	u32 idx = rs - ep->e_recvs;
 	struct page *page;
-	bool nomem = false;
+	bool nomem = false, acked, ack_only;
 	u64 ack;
 	u32 byte_len, delay;
 
@@ -939,7 +951,8 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 		rds_ib_ep_iw_heard(ep);
 
 	ack = be64_to_cpu(hdr.h_ack);
-	if (ack > ep->e_ack_recv) {
+	acked = ack > ep->e_ack_recv;
+	if (acked) {
 		ep->e_ack_recv = ack;
 		rds_send_drop_acked(ep->e_ic->ic_cp, ack, NULL);
 	}
@@ -947,7 +960,15 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 		rds_ib_send_add_credits(ep, hdr.h_credit);
 
 	byte_len -= sizeof(hdr);
-	if (rds_ib_ack_only(&hdr, byte_len)) {
+	ack_only = rds_ib_ack_only(&hdr, byte_len);
+	/*
+	 * The credit this SEND cost the peer is owed back soon unless it only
+	 * answered us without news (a credit update of its own): see
+	 * rds_ib_credit_update_due() for why ACKs must not answer ACKs.
+	 */
+	if (!ack_only || acked)
+		rds_ib_credit_owed(ep);
+	if (ack_only) {
 		rds_ib_stats_inc(s_ib_ack_received);
 		rds_ib_frag_put(page);
 	} else if (!rds_ib_process_frag(ep, &hdr, page, byte_len, &nomem)) {
@@ -960,7 +981,12 @@ void rds_ib_recv_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 
-	/* Refill in batches; fall back to the worker without memory. */
+	/*
+	 * Refill in batches; fall back to the worker without memory (or at
+	 * max_recv_allocation: it retries until pages come back).  Whether
+	 * the new credits, or the slot just taken, call for a credit update
+	 * is rds_ib_attempt_ack()'s to judge.
+	 */
 	if (ep->e_recv_nr - (READ_ONCE(ep->e_recv_head) -
 			     READ_ONCE(ep->e_recv_tail)) >=
 	    rds_ib_rx_batch(ep)) {

@@ -60,6 +60,15 @@
  * (an in-tree passive side that saw credits in our REQ) still gets them:
  * RDS_IB_EP_ADV_CREDITS is independent of RDS_IB_EP_FLOWCTL.
  *
+ * Posted credits ride on whatever we send next.  An ACK-only message of
+ * their own goes out (rds_ib_credit_update_due()) once rds_ib_rx_batch()
+ * are waiting, or when the peer may be unable to send data: the advertised
+ * buffers still posted on our ring (its credits, as far as we can know)
+ * are 1 or none.  With max_recv_allocation keeping the ring below the
+ * batch the second rule is the one that moves a one-way flow; an ACK costs
+ * the peer a receive slot, so the rule is shaped not to answer ACKs with
+ * ACKs for ever (see the function for the argument).
+ *
  * Errors: a failed post goes to rds_ib_ep_post_error(), a failed
  * completion to rds_ib_ep_wc_error(); the teardown releases whatever the
  * ring still holds.
@@ -139,6 +148,9 @@ static u32 rds_ib_grab_credits(struct rds_ib_ep *ep, u32 wanted, u32 *adv,
 		new -= RDS_IB_SET_POST_CREDITS(give);
 	} while (atomic_cmpxchg(&ep->e_credits, old, new) != old);
 
+	/* The peer is paid for what it spent (rds_ib_credit_update_due()). */
+	if (give && test_bit(RDS_IB_EP_CREDIT_OWED, &ep->e_flags))
+		clear_bit(RDS_IB_EP_CREDIT_OWED, &ep->e_flags);
 	if (flowctl && got < wanted)
 		rds_ib_stats_inc(s_ib_tx_throttle);
 	*adv = give;
@@ -196,24 +208,106 @@ void rds_ib_send_add_credits(struct rds_ib_ep *ep, unsigned int credits)
  * @ep: endpoint
  * @posted: how many
  *
- * Counts them for the next h_credit; asks for an ACK of their own once
- * rds_ib_rx_batch() are waiting: a sender out of credits may have stopped
- * before its next ACK_REQUIRED, and then only our ACK resumes it.  Any
- * context.
+ * Counts them for the next h_credit.  Whether they are worth an ACK of
+ * their own is rds_ib_credit_update_due()'s call, made by
+ * rds_ib_attempt_ack(), which every caller of the refill runs next (the
+ * set-up refill: once the path is up).  Any context.
  */
 void rds_ib_advertise_credits(struct rds_ib_ep *ep, unsigned int posted)
 {
-	int v;
-
 	if (!posted)
 		return;
 	/* Before negotiation we count for the private data. */
 	if (test_bit(RDS_IB_EP_UP, &ep->e_flags) &&
 	    !test_bit(RDS_IB_EP_ADV_CREDITS, &ep->e_flags))
 		return;
-	v = atomic_add_return(RDS_IB_SET_POST_CREDITS(posted), &ep->e_credits);
-	if (RDS_IB_POST_CREDITS(v) >= rds_ib_rx_batch(ep))
-		set_bit(RDS_IB_EP_ACK_REQUESTED, &ep->e_flags);
+	atomic_add(RDS_IB_SET_POST_CREDITS(posted), &ep->e_credits);
+}
+
+/**
+ * rds_ib_credit_update_due - are our posted credits worth an ACK of their own?
+ * @ep: endpoint, up
+ *
+ * Posted credits normally ride on the next data or ACK we send anyway.
+ * They need a message of their own when the peer may have stopped for
+ * want of them: a sender keeps its last credit for a message that carries
+ * credits of its own, so a peer left with one credit (or none) and nothing
+ * to advertise sends nothing, not even the ACK_REQUIRED that would make us
+ * answer.  Due when some are unadvertised and
+ *
+ *  (a) rds_ib_rx_batch() of them are waiting (one ACK per batch keeps a
+ *      flow going without a stall per ring), or
+ *  (b) the peer's credits, as far as we can know them, are too low for a
+ *      data message: "left", the buffers on our ring that were advertised
+ *      and are still posted, is at most 1 (it counts credits the peer has,
+ *      ones still travelling to it, and SENDs of it still travelling to us:
+ *      an upper bound of what it holds), and either at least 2 credits
+ *      wait or RDS_IB_EP_CREDIT_OWED is set.  This is the rule that moves a
+ *      flow whose ring max_recv_allocation keeps below the batch.
+ *
+ * Why (b) cannot make two peers answer each other's ACKs for ever: an
+ * ACK-only message takes a receive slot from its receiver, which reposts
+ * it and so has a credit to give back, and a naive "give back when the
+ * peer is low" rule would answer that with another ACK, and so on (on a
+ * ring capped at one or two buffers both peers are always "low").  Here an
+ * ACK goes out under (b) only
+ *
+ *  - with CREDIT_OWED, which only a received data fragment, an ACK-only
+ *    message that acknowledges data of ours not acknowledged before (its
+ *    h_ack advanced), or the set-up sets, and which any message carrying
+ *    credits clears: a peer's credit update (an ACK whose h_ack is one we
+ *    had) never sets it, so such ACKs are bounded by the data messages of
+ *    the two sides (each of ours makes at most one advancing ACK); or
+ *  - with at least 2 credits in it: the two peers' unadvertised credits
+ *    together then drop by at least 1 per such ACK (at least 2 leave with
+ *    it, the one slot it takes comes back as 1), and only data, the
+ *    reposting of pages readers freed and a ring filling up to its size
+ *    raise that sum, all of them finite without new traffic.  (a) gives at
+ *    least 4 and falls under the same argument.
+ *
+ * So without new data the ACKs stop.  What a tiny ring cannot have is
+ * both that and a quiet state in which both peers can always send data:
+ * after any message its receiver holds at least one unadvertised credit,
+ * so its sender has at most (posted buffers - 1); from 3 posted buffers up
+ * a stuck peer (credits <= 1, nothing to advertise) always leaves us with
+ * at least 2 unadvertised and "left" <= 1, and (b) frees it, but with 2
+ * or 1 a peer that turns from receiving to sending may wait until the
+ * ring can grow or our next message.  Any context.
+ *
+ * Return: true when rds_ib_attempt_ack() should send an ACK-only message.
+ */
+static bool rds_ib_credit_update_due(struct rds_ib_ep *ep)
+{
+	u32 unadv, posted, left;
+
+	if (!test_bit(RDS_IB_EP_ADV_CREDITS, &ep->e_flags))
+		return false;
+	unadv = RDS_IB_POST_CREDITS(atomic_read(&ep->e_credits));
+	if (!unadv)
+		return false;
+	if (unadv >= rds_ib_rx_batch(ep))
+		return true;
+	/* Lockless: a refill in progress only makes "left" look larger. */
+	posted = READ_ONCE(ep->e_recv_head) - READ_ONCE(ep->e_recv_tail);
+	left = posted > unadv ? posted - unadv : 0;
+	if (left > 1)
+		return false;
+	return unadv >= 2 || test_bit(RDS_IB_EP_CREDIT_OWED, &ep->e_flags);
+}
+
+/**
+ * rds_ib_credit_owed - the peer spent a credit that it may need back soon
+ * @ep: endpoint
+ *
+ * A data fragment arrived, or an ACK-only message that acknowledges data
+ * of ours for the first time.  Arms rule (b) of rds_ib_credit_update_due()
+ * for a single credit.  Receive completion context.
+ */
+void rds_ib_credit_owed(struct rds_ib_ep *ep)
+{
+	if (test_bit(RDS_IB_EP_ADV_CREDITS, &ep->e_flags) &&
+	    !test_bit(RDS_IB_EP_CREDIT_OWED, &ep->e_flags))
+		set_bit(RDS_IB_EP_CREDIT_OWED, &ep->e_flags);
 }
 
 /* ------------------------------------------------------------------------
@@ -253,9 +347,10 @@ static u64 rds_ib_take_ack(struct rds_ib_ep *ep)
  * rds_ib_attempt_ack - send an ACK-only message if one is due
  * @ep: endpoint
  *
- * Due when the peer asked for an ACK or enough credits wait to be
- * advertised.  At most one ACK is in flight; its completion calls us
- * again.  Any context.
+ * Due when the peer asked for an ACK or our posted credits are worth one
+ * (rds_ib_credit_update_due()).  At most one ACK is in flight; its
+ * completion calls us again.  Every context that posts receive buffers,
+ * completes a receive or gets credits calls us afterwards.  Any context.
  */
 void rds_ib_attempt_ack(struct rds_ib_ep *ep)
 {
@@ -270,7 +365,8 @@ void rds_ib_attempt_ack(struct rds_ib_ep *ep)
 	    test_bit(RDS_IB_EP_DEAD, &ep->e_flags) ||
 	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags))
 		return;
-	if (!test_bit(RDS_IB_EP_ACK_REQUESTED, &ep->e_flags))
+	if (!test_bit(RDS_IB_EP_ACK_REQUESTED, &ep->e_flags) &&
+	    !rds_ib_credit_update_due(ep))
 		return;
 	if (test_and_set_bit(RDS_IB_EP_ACK_IN_FLIGHT, &ep->e_flags))
 		return;

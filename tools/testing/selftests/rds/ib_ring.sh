@@ -22,6 +22,12 @@
 #  4. 8-slot receive rings (fewer than the 16 free slots the receive
 #     path used to wait for before refilling, or posted buffers before an
 #     ACK of its own) with credit flow control on both nodes.
+#  5. net.rds.ib.max_recv_allocation of 3 fragments on both nodes (a
+#     ring then holds at most 3 posted buffers, fewer than the 16 of a
+#     refill batch), with credit flow control on both nodes, set before a
+#     connection is made and under one that is up: the connection comes
+#     up, messages flow both ways, and the ACK-only messages that carry
+#     the credits stay few (no ACK ping-pong).
 #
 # Each case reloads our modules on both nodes and runs rds_stress's
 # peer4 and peer4_reverse variants (hashed, sequence-tagged messages of up
@@ -49,8 +55,10 @@ setup_cmd() {
 setup() {
 	sh -c "$(setup_cmd "$1")" && rds-peer 1 "$(setup_cmd "$1")"
 }
+# stress [TIMEOUT [MESSAGES [MAXLEN]]]: rds_stress peer4 and peer4_reverse.
 stress() {
-	RDS_STRESS_MSGS=$msgs timeout "${1:-800}" ./rds_stress -v peer4 -v peer4_reverse >/tmp/ib_ring.out 2>&1
+	RDS_STRESS_MSGS=${2:-$msgs} RDS_STRESS_MAXLEN=${3:-65536} \
+		timeout "${1:-800}" ./rds_stress -v peer4 -v peer4_reverse >/tmp/ib_ring.out 2>&1
 	r=$?
 	grep -E "^(not )?ok|flow|failed|bad|recv [0-9]" /tmp/ib_ring.out | sed 's/^/# /' | head -n 40
 	return $r
@@ -90,7 +98,7 @@ no_stale() {
 	done
 }
 
-echo "1..12"
+echo "1..19"
 t "wrap: small rings, sequences start at 2^32 - 4096" \
 	'setup "rds_ib_ring_seq_start=4294963200"'
 t "wrap: $msgs hashed messages each way, in order, exactly once" \
@@ -135,6 +143,59 @@ t "credits: $msgs hashed messages each way, in order, exactly once" \
 	 [ $r = 0 ] && no_stale && [ "$(rds-counter ib_tx_throttle)" -gt 0 ] &&
 	 [ "$(rds-counter -n 1 ib_tx_throttle)" -gt 0 ]'
 t "credits: unload on both nodes (no page left accounted)" 'unload_both'
+# Case 5: max_recv_allocation of 3 fragments on both nodes, flow control
+# on both nodes, messages of one fragment (a message's fragments all need
+# a page at once: 3 pages never hold 64 KiB).  First a new connection,
+# with the default 1024-slot ring (a refill batch, and a batch of credits
+# worth an ACK, is 16): it used to come up only with 16 buffers posted, so
+# never here.  Then ("alloc_cap_up") the limit is set under a connection
+# that came up with its full 64-slot rings, which then drain to 3 posted
+# buffers: posted credits used to go out on their own only 16 at a time,
+# so once the sender was down to the credit it keeps for a credit update
+# the flow stopped for good.  Credits now also go out when the peer may be
+# out of them, but an ACK must not answer a credit update: each node's
+# ACK-only messages must stay within a few per message (a ping-pong makes
+# thousands per second).  3, not 2: with 2 buffers one side is always
+# left unable to send data after an exchange (rds.rst, flow_control).
+cap_msgs=${IB_RING_CAP_MSGS:-400}
+fc64_cmd="echo 64 > /proc/sys/net/rds/ib/max_recv_wr && echo 1 > /proc/sys/net/rds/ib/flow_control"
+fc1024_cmd="echo 1024 > /proc/sys/net/rds/ib/max_recv_wr && echo 1 > /proc/sys/net/rds/ib/flow_control"
+cap_cmd="cat /proc/sys/net/rds/ib/max_recv_allocation > /tmp/ib_ring.alloc &&
+	echo 3 > /proc/sys/net/rds/ib/max_recv_allocation"
+cap_restore="cat /tmp/ib_ring.alloc > /proc/sys/net/rds/ib/max_recv_allocation &&
+	echo 0 > /proc/sys/net/rds/ib/flow_control"
+both() { sh -c "$1" && rds-peer 1 "$1"; }
+ping_peer() { timeout 60 rds-ping -c 3 -i 0.5 -I "$la" "$pa" >/dev/null 2>&1; }
+# ACK-only messages node $1 sent: at most 4 per message each way.
+cap_acks_ok() {
+	a=$(rds-counter -n "$1" ib_ack_sent)
+	[ -n "$a" ] && [ "$a" -le $((4 * cap_msgs + 64)) ]
+}
+# cap_stress UP: the stress run of case 5 if UP is 1, counters, checks.
+cap_stress() {
+	if [ "$1" = 1 ]; then stress 120 "$cap_msgs" 4096; r=$?; else r=1; echo "# no connection: not run"; fi
+	for nd in 0 1; do
+		echo "# node $nd: $(for c in ib_tx_throttle ib_tx_credit_updates ib_ack_sent ib_ack_send_delayed ib_rx_alloc_limit ib_rx_refill_from_thread; do printf "%s=%s " $c "$(rds-counter -n $nd $c)"; done)"
+	done
+	[ $r = 0 ] && no_stale && cap_acks_ok 0 && cap_acks_ok 1 &&
+	[ "$(rds-counter ib_tx_throttle)" -gt 0 ] &&
+	[ "$(rds-counter -n 1 ib_tx_throttle)" -gt 0 ]
+}
+t "alloc_cap: flow control on, max_recv_allocation 3 fragments" \
+	'setup "" && both "$fc1024_cmd" && both "$cap_cmd"'
+cap_up=0
+t "alloc_cap: a new connection comes up (rds-ping)" 'ping_peer && cap_up=1'
+t "alloc_cap: $cap_msgs hashed messages each way, in order, few ACKs" \
+	'cap_stress $cap_up'
+t "alloc_cap: sysctls restored, unload on both nodes (no page left accounted)" \
+	'both "$cap_restore" && unload_both'
+cap_up=0
+t "alloc_cap_up: flow control on, 64-slot rings, connected, then the limit" \
+	'setup "" && both "$fc64_cmd" && ping_peer && cap_up=1 && both "$cap_cmd"'
+t "alloc_cap_up: $cap_msgs hashed messages each way, in order, few ACKs" \
+	'cap_stress $cap_up'
+t "alloc_cap_up: sysctls restored, unload on both nodes (no page left accounted)" \
+	'both "$cap_restore" && unload_both'
 rds-mods load ours >/dev/null 2>&1
 rds-peer 1 "rds-mods load ours" >/dev/null 2>&1
 exit $fail

@@ -14,6 +14,11 @@
  * Variants: loop4/loop6 (all on node 0, the loopback path) and
  * peer4/peer6 (the receivers run on node 1: "rds_stress serve ..." started
  * through rds-peer, results collected through rds-peer).
+ *
+ * RDS_STRESS_MAXLEN (HDR..65536, default 65536) caps the length of every
+ * message, for receivers that cannot hold a 64 KiB message at once (a
+ * small net.rds.ib.max_recv_allocation); the peer's senders get it on
+ * their command line.
  */
 #include "rds_test.h"
 
@@ -59,15 +64,29 @@ static int dest_of(int s, uint32_t k)
 	return (int)((k * 7 + s + k / 5) % NRECV);
 }
 
+static uint32_t max_len(void)
+{
+	static uint32_t m;
+
+	if (!m) {
+		long v = atol(rds_env("RDS_STRESS_MAXLEN", "0"));
+
+		m = v >= HDR && v <= MAXMSG ? (uint32_t)v : MAXMSG;
+	}
+	return m;
+}
+
 static uint32_t size_of(int s, uint32_t k)
 {
-	uint32_t h = rds_mix32(k * 31 + s);
+	uint32_t h = rds_mix32(k * 31 + s), len;
 
 	if (k % 997 == 3)
-		return MAXMSG;
-	if (k % 53 == 1)
-		return HDR + 4096 + h % 12000;
-	return HDR + h % 1500;
+		len = MAXMSG;
+	else if (k % 53 == 1)
+		len = HDR + 4096 + h % 12000;
+	else
+		len = HDR + h % 1500;
+	return len < max_len() ? len : max_len();
 }
 
 static uint32_t seed_of(int s, int r, uint32_t seq)
@@ -439,7 +458,7 @@ static int poll_peer(struct __test_metadata *_metadata, const char *cmd,
 
 TEST_F_TIMEOUT(st, stress, DEADLINE + 60)
 {
-	static char results[1 << 16], pres[1 << 15], tmp[256];
+	static char results[1 << 16], pres[1 << 15], tmp[512];
 	struct sockaddr_storage dst[NRECV];
 	unsigned int total = nmsgs();
 	uint32_t run = (uint32_t)getpid() ^ (uint32_t)time(NULL);
@@ -535,8 +554,8 @@ TEST_F_TIMEOUT(st, stress, DEADLINE + 60)
 		}
 	} else {
 		snprintf(tmp, sizeof(tmp),
-			 "rds-peer -t 30 1 '%s send %d %s %s %d %u %u %d >%s.slog 2>&1 &' 2>&1",
-			 SELF, variant->family == AF_INET6 ? 6 : 4,
+			 "rds-peer -t 30 1 'RDS_STRESS_MAXLEN=%u %s send %d %s %s %d %u %u %d >%s.slog 2>&1 &' 2>&1",
+			 max_len(), SELF, variant->family == AF_INET6 ? 6 : 4,
 			 rds_peer_str(variant->family), rds_local_str(variant->family),
 			 base, run, total, DEADLINE, PEER_DIR);
 		ASSERT_EQ(0, rds_run_cmd(tmp, results, sizeof(results)))
