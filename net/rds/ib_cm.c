@@ -15,8 +15,8 @@
  * Active side (connect worker -> rds_ib_conn_path_connect()): create the
  * endpoint and its cm_id, resolve the address (port 18634 for IPv4, 16385
  * for IPv6), then the route; on ROUTE_RESOLVED build the QP, post the
- * receive ring (as much of it as max_recv_allocation allows, at least one
- * buffer; the refill worker posts the rest later) and send the REQ with
+ * receive ring (as much of it as max_recv_allocation allows, at least
+ * three buffers; the refill worker posts the rest later) and send the REQ with
  * our private data; ESTABLISHED carries
  * the peer's REP private data, from which we take the version, the credits
  * and the capabilities, and then tell rds.ko the path is up.
@@ -325,29 +325,28 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	/*
 	 * Receives go up before the REQ/REP so that credits are real.  Short
 	 * of pages (memory, or max_recv_allocation reached) the connection
-	 * still comes up with whatever could be posted, as long as that is
-	 * at least one buffer: rds.ko's receive worker queues the refill
-	 * worker once the path is up, and that keeps trying until the ring
-	 * is full.  The peer's first message is a congestion update of
-	 * RDS_CONG_MAP_BYTES (two fragments) or an ACK; the first fragment
-	 * needs a posted buffer, the second one more, which the refill
-	 * worker posts as soon as it gets a page (the first is held until
-	 * the update is whole), and with flow control the credits for it
-	 * go out on their own (rds_ib_credit_update_due(): the set-up
-	 * leaves RDS_IB_EP_CREDIT_OWED set).  Asking for more here, say a
-	 * refill batch, kept every new connection down for as long as the
-	 * limit was below that.  With nothing posted at all the set-up
-	 * fails: the peer could not send a thing, and a REQ or REP with no
-	 * credits would not even negotiate flow control.  rds.ko retries
-	 * the connection.
+	 * still comes up with RDS_IB_RECV_SETUP_MIN buffers posted: rds.ko's
+	 * receive worker queues the refill worker once the path is up, and
+	 * that keeps trying until the ring is full.  Fewer are not enough:
+	 * the peer's first message is a congestion update of
+	 * RDS_CONG_MAP_BYTES (two fragments, the first held in reassembly,
+	 * and counted against the limit, until the second is in), and with
+	 * flow control a sender keeps its last credit for a credit update,
+	 * so one or two credits let it send nothing of that (rds.rst,
+	 * flow_control).  A connection up with fewer would be silently dead
+	 * instead of visibly retrying.  Asking for more, say a refill batch,
+	 * kept every new connection down for as long as the limit was below
+	 * that.  rds.ko retries a connection that failed here.
 	 */
 	ret = rds_ib_recv_refill(ep, GFP_KERNEL);
 	if (ret == -ENOMEM) {
-		if (ep->e_recv_head != ep->e_recv_tail)
+		if (ep->e_recv_head - ep->e_recv_tail >=
+		    min_t(u32, RDS_IB_RECV_SETUP_MIN, ep->e_recv_nr))
 			return 0;
-		pr_notice_ratelimited("RDS/IB: <%pI6c,%pI6c> no receive buffer could be posted (memory or net.rds.ib.max_recv_allocation %lu reached), retrying the connection\n",
+		pr_notice_ratelimited("RDS/IB: <%pI6c,%pI6c> fewer than %u receive buffers could be posted (memory or net.rds.ib.max_recv_allocation %lu reached), retrying the connection\n",
 				      &ep->e_ic->ic_conn->c_laddr,
 				      &ep->e_ic->ic_conn->c_faddr,
+				      RDS_IB_RECV_SETUP_MIN,
 				      READ_ONCE(rds_ib_sysctl_max_recv_allocation));
 	}
 	return ret;

@@ -31,9 +31,9 @@
  * (rkey >> 8) with the device's registration clock (md_reg_seq) in a
  * cool-down table (md_cool), and a new MR whose index is still cooling
  * down is parked, kept allocated, instead of used, and adopted once the
- * index cooled down.  A pool may park up to a quarter of the device's MRs
- * (rds_ib_mr_park_max()), so an HCA that hands a freed index straight
- * back cannot stop registrations.  See "Keys never
+ * index cooled down.  A pool may park its own size plus the steady state of
+ * cooling indices (rds_ib_mr_park_max()), so an HCA that hands a freed
+ * index straight back cannot stop registrations.  See "Keys never
  * come back" in rds.rst.
  *
  * The MR chooses its iova: the page offset of the buffer, plus the device
@@ -190,6 +190,8 @@ RDS_PARAM_UINT(rds_ib_mr_lifo_test, rds_ib_mr_lifo_test, 0, 1, 0644,
  */
 #define RDS_IB_MR_PARK_SLACK	32
 #define RDS_IB_MR_ALLOC_TRIES	4
+/* Parks one registration may make before they count as tries. */
+#define RDS_IB_MR_PARKS_PER_CALL	64
 
 /*
  * How long RDS_GET_MR waits for its REG_MR before it makes the
@@ -207,7 +209,8 @@ static void rds_ib_mr_stat(int class, unsigned int which);
 static void rds_ib_mr_cool_start(struct rds_ib_mr_dev *md,
 				 struct rds_ib_mr *mr);
 static void rds_ib_mr_free(struct rds_ib_mr *mr);
-static unsigned int rds_ib_mr_park_max(unsigned int max_mr);
+static unsigned int rds_ib_mr_park_max(const struct rds_ib_mr_pool *pool,
+				       u64 window, unsigned int max_mr);
 
 enum {
 	RDS_IB_MR_STAT_ALLOC,
@@ -295,7 +298,8 @@ void rds_ib_mr_dev_put(struct rds_ib_mr_dev *md)
  * @list: where they go (m_item)
  *
  * Called with md_qp_sem held for writing and no registration QP, or one
- * that is not broken, so no WR still in flight refers to any of them: a
+ * that is not broken (or by device removal once everything stopped), so
+ * no WR still in flight refers to any of them: a
  * WR that failed completed, and one given up after a failed post was
  * given up under md_qp_sem read-held with the QP marked broken, which
  * the holder of the write side destroys (drains) before it takes the
@@ -413,7 +417,6 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 	INIT_LIST_HEAD(&md->md_unknown);
 	atomic64_set(&md->md_reg_seq, 0);
 	md->md_key_window = rds_ib_mr_key_window;
-	md->md_park_max = rds_ib_mr_park_max(max_mr);
 	mutex_init(&md->md_cool_lock);
 	xa_init(&md->md_cool);
 	/*
@@ -441,6 +444,10 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 					       max_mr / 2);
 	md->md_pools[RDS_IB_MR_1M].p_max = min(rds_ib_mr_1m_pool_size,
 					       max_mr / 2);
+	for (i = 0; i < RDS_IB_MR_NPOOLS; i++)
+		md->md_pools[i].p_park_max =
+			rds_ib_mr_park_max(&md->md_pools[i],
+					   md->md_key_window, max_mr);
 	rds_ib_inv_dev_init(md);
 	kref_get(&md->md_ref);		/* the caller's */
 	spin_lock(&rid->rid_lock);
@@ -462,26 +469,34 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
 
 /**
  * rds_ib_mr_park_max - how many MRs a pool may keep parked
+ * @pool: the pool (p_max set)
+ * @window: registrations an index cools down (md_key_window)
  * @max_mr: the device's max_mr
  *
- * As many as there are indices cooling down, which is not bounded by the
- * window alone: one index per retirement (every RDS_IB_MR_KEY_USES
- * registrations, about md_key_window / 256 at a time in steady state),
- * but a working set of MRs near the end of their key bytes retires in a
- * burst, and recovery reaps every MR with a WR in flight or pending
- * invalidation at once.  A pool that cannot park an index the HCA hands
- * straight back gives it back and gets it again: its working set then
- * shrinks with every retirement, and once it is gone no REG_MR is posted,
- * the clock that ends the cool-downs stops, and every registration fails
- * with ENOMEM for good (as with the fixed 32 of before).  So the only
- * limit is the device's: a quarter of its MRs per pool.  Parking costs
- * memory only on an HCA that does reuse indices early.
+ * As many as there can be indices cooling down, which the window alone
+ * does not bound: one index per retirement (every RDS_IB_MR_KEY_USES
+ * registrations, about @window / 256 at a time in steady state), but a
+ * working set of MRs near the end of their key bytes retires in a burst,
+ * and recovery reaps every MR with a WR in flight or an invalidation
+ * pending at once: at most the whole pool.  A pool that cannot park an
+ * index the HCA hands straight back gives it back and gets it again: its
+ * working set then shrinks with every retirement, and once it is gone no
+ * REG_MR is posted, the clock that ends the cool-downs stops, and every
+ * registration fails with ENOMEM for good (as with the fixed 32 of
+ * before).  So: the pool's size plus the steady state plus slack, and no
+ * more than a quarter of the device's MRs.  Parking costs memory only on
+ * an HCA that does reuse indices early.
  *
- * Return: the per-pool limit.
+ * Return: the limit for @pool.
  */
-static unsigned int rds_ib_mr_park_max(unsigned int max_mr)
+static unsigned int rds_ib_mr_park_max(const struct rds_ib_mr_pool *pool,
+				       u64 window, unsigned int max_mr)
 {
-	return max_t(unsigned int, max_mr / 4, RDS_IB_MR_PARK_SLACK);
+	u64 want = (u64)pool->p_max + div_u64(window, RDS_IB_MR_KEY_USES) +
+		   RDS_IB_MR_PARK_SLACK;
+
+	return min_t(u64, want, max_t(unsigned int, max_mr / 4,
+				      RDS_IB_MR_PARK_SLACK));
 }
 
 /*
@@ -633,7 +648,7 @@ static int rds_ib_mr_cool_check(struct rds_ib_mr_dev *md,
 	mutex_lock(&md->md_cool_lock);
 	rds_ib_mr_cool_expire(md);
 	fake = every && ++md->md_alloc_nr % every == 0 &&
-	       READ_ONCE(pool->p_parked_nr) < md->md_park_max;
+	       READ_ONCE(pool->p_parked_nr) < pool->p_park_max;
 	c = xa_load(&md->md_cool, index);
 	if (c && list_empty(&c->c_fifo)) {
 		/* One of ours holds it: the HCA cannot hand it out. */
@@ -702,8 +717,9 @@ static void rds_ib_mr_destroy(struct rds_ib_mr_dev *md, struct rds_ib_mr *mr)
  * before md_key_window registrations passed) is parked, kept allocated so
  * the HCA cannot hand that index out again, and we try again.  Each park
  * holds one more distinct cooling index, so the loop ends; only a pool
- * whose parking is full (md_park_max: give the index back) or the test
- * knob's parks count against RDS_IB_MR_ALLOC_TRIES
+ * whose parking is full (p_park_max: give the index back), parks beyond
+ * RDS_IB_MR_PARKS_PER_CALL and the test knob's parks count against
+ * RDS_IB_MR_ALLOC_TRIES
  * (ib_rdma_mr_key_exhausted).  The MR goes on p_all.
  *
  * Return: the MR, or NULL (no memory, device out of MRs, or parking full
@@ -712,6 +728,7 @@ static void rds_ib_mr_destroy(struct rds_ib_mr_dev *md, struct rds_ib_mr *mr)
 static struct rds_ib_mr *rds_ib_mr_new(struct rds_ib_mr_dev *md,
 				       struct rds_ib_mr_pool *pool)
 {
+	unsigned int parks = 0;
 	struct rds_ib_mr *mr;
 	bool parked;
 	int tries, ret;
@@ -747,7 +764,7 @@ static struct rds_ib_mr *rds_ib_mr_new(struct rds_ib_mr_dev *md,
 			return NULL;
 		}
 		spin_lock_bh(&pool->p_lock);
-		parked = pool->p_parked_nr < md->md_park_max;
+		parked = pool->p_parked_nr < pool->p_park_max;
 		if (parked)
 			rds_ib_mr_park(pool, mr);
 		spin_unlock_bh(&pool->p_lock);
@@ -757,10 +774,14 @@ static struct rds_ib_mr *rds_ib_mr_new(struct rds_ib_mr_dev *md,
 			/*
 			 * A real park holds one more distinct cooling index:
 			 * the HCA runs out of them and must give a fresh one,
-			 * so only the test knob's parks count as tries.
+			 * so it is not a try, up to a bound per call (a burst
+			 * of them is parked over several registrations); the
+			 * test knob's parks always are.
 			 */
-			if (ret == RDS_IB_MR_PARK_FAKE)
+			if (ret == RDS_IB_MR_PARK_FAKE ||
+			    ++parks > RDS_IB_MR_PARKS_PER_CALL)
 				tries++;
+			cond_resched();
 			continue;
 		}
 		/*

@@ -107,7 +107,8 @@ struct rds_ib_mr_cool {
  * @p_parked: verbs MRs the HCA gave us with an index still cooling down,
  *	kept allocated so it cannot hand the index out again (m_item),
  *	in order of expiry; not on @p_all, not counted in @p_count
- * @p_parked_nr: their number (at most md_park_max)
+ * @p_parked_nr: their number (at most @p_park_max)
+ * @p_park_max: parked MRs the pool may hold (rds_ib_mr_park_max())
  * @p_lifo: test knob rds_ib_mr_lifo_test: verbs MRs "deregistered" but
  *	kept, handed out again first, as an HCA that reuses an index at once
  * @p_lifo_nr: their number
@@ -123,6 +124,7 @@ struct rds_ib_mr_pool {
 	struct list_head	p_all;
 	struct list_head	p_parked;
 	unsigned int		p_parked_nr;
+	unsigned int		p_park_max;
 	struct ib_mr		*p_lifo[RDS_IB_MR_LIFO_MAX];
 	unsigned int		p_lifo_nr;
 	unsigned int		p_count;
@@ -255,7 +257,6 @@ struct rds_ib_inv_batch {
  * @md_reg_seq: REG_MRs posted on the device (the registration clock)
  * @md_key_window: registrations an index cools down after its last verbs
  *	MR is deregistered (rds_ib_mr_key_window when @md was made)
- * @md_park_max: parked MRs a pool may hold (rds_ib_mr_park_max())
  * @md_cool_lock: protects @md_cool, @md_cool_fifo, @md_cool_nr,
  *	@md_alloc_nr and every entry's fields
  * @md_cool: index -> struct rds_ib_mr_cool: indices our verbs MRs hold
@@ -296,7 +297,6 @@ struct rds_ib_mr_dev {
 	struct sockaddr_storage	md_active_src;
 	atomic64_t		md_reg_seq;
 	u64			md_key_window;
-	unsigned int		md_park_max;
 	struct mutex		md_cool_lock;
 	struct xarray		md_cool;
 	struct list_head	md_cool_fifo;
