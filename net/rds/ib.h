@@ -610,6 +610,13 @@ static inline u32 rds_ib_ring_next(u32 idx, u32 nr)
 	return idx + 1 == nr ? 0 : idx + 1;
 }
 
+/*
+ * Receive buffers a new connection needs posted to come up: the two
+ * fragments of the peer's congestion update, and with flow control one
+ * more than the credit its sender keeps back (ib_cm.c).
+ */
+#define RDS_IB_RECV_SETUP_MIN		3U
+
 /**
  * rds_ib_rx_batch - receive slots that make a refill, and credits an ACK
  * @ep: endpoint (e_recv_nr set)
@@ -624,13 +631,6 @@ static inline u32 rds_ib_ring_next(u32 idx, u32 nr)
  * below this many posted buffers never makes the batch: its credits go out
  * by the "peer may be out of credits" rule of rds_ib_credit_update_due().
  */
-/*
- * Receive buffers a new connection needs posted to come up: the two
- * fragments of the peer's congestion update, and with flow control one
- * more than the credit its sender keeps back (ib_cm.c).
- */
-#define RDS_IB_RECV_SETUP_MIN		3
-
 static inline u32 rds_ib_rx_batch(const struct rds_ib_ep *ep)
 {
 	return clamp_t(u32, ep->e_recv_nr / 2, 4, RDS_IB_CREDIT_ACK_THRESH);

@@ -258,7 +258,7 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 		      rid->rid_max_cqe - RDS_IB_SQ_EXTRA - rdma_sq);
 	nrecv = min_t(unsigned long, nrecv, rid->rid_max_wrs - 1);
 	nrecv = min_t(unsigned long, nrecv, rid->rid_max_cqe - 1);
-	if (nsend < 2 || nrecv < 2)
+	if (nsend < 2 || nrecv < RDS_IB_RECV_SETUP_MIN)
 		return -EINVAL;
 	ep->e_send_nr = nsend;
 	ep->e_recv_nr = nrecv;
@@ -340,8 +340,7 @@ static int rds_ib_ep_setup_qp(struct rds_ib_ep *ep)
 	 */
 	ret = rds_ib_recv_refill(ep, GFP_KERNEL);
 	if (ret == -ENOMEM) {
-		if (ep->e_recv_head - ep->e_recv_tail >=
-		    min_t(u32, RDS_IB_RECV_SETUP_MIN, ep->e_recv_nr))
+		if (ep->e_recv_head - ep->e_recv_tail >= RDS_IB_RECV_SETUP_MIN)
 			return 0;
 		pr_notice_ratelimited("RDS/IB: <%pI6c,%pI6c> fewer than %u receive buffers could be posted (memory or net.rds.ib.max_recv_allocation %lu reached), retrying the connection\n",
 				      &ep->e_ic->ic_conn->c_laddr,

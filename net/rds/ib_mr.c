@@ -190,8 +190,6 @@ RDS_PARAM_UINT(rds_ib_mr_lifo_test, rds_ib_mr_lifo_test, 0, 1, 0644,
  */
 #define RDS_IB_MR_PARK_SLACK	32
 #define RDS_IB_MR_ALLOC_TRIES	4
-/* Parks one registration may make before they count as tries. */
-#define RDS_IB_MR_PARKS_PER_CALL	64
 
 /*
  * How long RDS_GET_MR waits for its REG_MR before it makes the
@@ -484,8 +482,10 @@ static struct rds_ib_mr_dev *rds_ib_mr_dev_get(struct rds_ib_device *rid)
  * REG_MR is posted, the clock that ends the cool-downs stops, and every
  * registration fails with ENOMEM for good (as with the fixed 32 of
  * before).  So: the pool's size plus the steady state plus slack, and no
- * more than a quarter of the device's MRs.  Parking costs memory only on
- * an HCA that does reuse indices early.
+ * more than a quarter of the device's MRs (less than a whole pool when
+ * the pool's own size was capped by max_mr: then a reap of all of it may
+ * not be parkable).  Parking costs memory only on an HCA that does reuse
+ * indices early.
  *
  * Return: the limit for @pool.
  */
@@ -717,9 +717,8 @@ static void rds_ib_mr_destroy(struct rds_ib_mr_dev *md, struct rds_ib_mr *mr)
  * before md_key_window registrations passed) is parked, kept allocated so
  * the HCA cannot hand that index out again, and we try again.  Each park
  * holds one more distinct cooling index, so the loop ends; only a pool
- * whose parking is full (p_park_max: give the index back), parks beyond
- * RDS_IB_MR_PARKS_PER_CALL and the test knob's parks count against
- * RDS_IB_MR_ALLOC_TRIES
+ * whose parking is full (p_park_max: give the index back) and the test
+ * knob's parks count against RDS_IB_MR_ALLOC_TRIES
  * (ib_rdma_mr_key_exhausted).  The MR goes on p_all.
  *
  * Return: the MR, or NULL (no memory, device out of MRs, or parking full
@@ -728,7 +727,6 @@ static void rds_ib_mr_destroy(struct rds_ib_mr_dev *md, struct rds_ib_mr *mr)
 static struct rds_ib_mr *rds_ib_mr_new(struct rds_ib_mr_dev *md,
 				       struct rds_ib_mr_pool *pool)
 {
-	unsigned int parks = 0;
 	struct rds_ib_mr *mr;
 	bool parked;
 	int tries, ret;
@@ -773,13 +771,11 @@ static struct rds_ib_mr *rds_ib_mr_new(struct rds_ib_mr_dev *md,
 			rds_ib_stats_inc(s_ib_rdma_mr_parked);
 			/*
 			 * A real park holds one more distinct cooling index:
-			 * the HCA runs out of them and must give a fresh one,
-			 * so it is not a try, up to a bound per call (a burst
-			 * of them is parked over several registrations); the
-			 * test knob's parks always are.
+			 * the HCA runs out of them and must give a fresh one
+			 * (p_park_max bounds the loop), so it is not a try;
+			 * the test knob's parks are.
 			 */
-			if (ret == RDS_IB_MR_PARK_FAKE ||
-			    ++parks > RDS_IB_MR_PARKS_PER_CALL)
+			if (ret == RDS_IB_MR_PARK_FAKE)
 				tries++;
 			cond_resched();
 			continue;
