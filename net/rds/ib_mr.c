@@ -675,15 +675,11 @@ static int rds_ib_mr_cool_check(struct rds_ib_mr_dev *md,
 			goto out;
 		}
 	}
-	if (!park && fake) {
+	if (!park && fake)
 		/* Test knob: as if the index had been freed just now. */
 		c->c_stamp = atomic64_read(&md->md_reg_seq);
-		mr->m_cool = c;
-		ret = RDS_IB_MR_PARK_FAKE;
-		goto out;
-	}
 	mr->m_cool = c;
-	ret = park ? RDS_IB_MR_PARK : 0;
+	ret = park ? RDS_IB_MR_PARK : fake ? RDS_IB_MR_PARK_FAKE : 0;
 out:
 	mutex_unlock(&md->md_cool_lock);
 	return ret;

@@ -333,18 +333,16 @@ static int rds_ib_mr_qp_create(struct rds_ib_mr_dev *md,
 	struct sockaddr_storage src, dst;
 	int ret;
 
-	if (rds_fault_take(&rds_ib_mr_qp_fail_next)) {
-		ret = -ENETUNREACH;
-		pr_warn_ratelimited("RDS/IB: %s: cannot make the registration QP: %d (test knob)\n",
-				    dev_name(&rid->rid_dev->dev), ret);
-		return ret;
-	}
 	md->md_cq = ib_alloc_cq(rid->rid_dev, md, RDS_IB_REGQP_SQ + 8, 0,
 				IB_POLL_SOFTIRQ);
 	if (IS_ERR(md->md_cq)) {
 		ret = PTR_ERR(md->md_cq);
 		md->md_cq = NULL;
 		return ret;
+	}
+	if (rds_fault_take(&rds_ib_mr_qp_fail_next)) {
+		ret = -ENETUNREACH;
+		goto fail;
 	}
 	reinit_completion(&md->md_cm_done);
 	md->md_cm_status = -ETIMEDOUT;
