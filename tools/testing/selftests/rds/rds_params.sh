@@ -252,6 +252,19 @@ good $W/rds_ib_recv_delay_us 0
 good $W/rds_ib_recv_replay_every 1000000
 bad $W/rds_ib_recv_replay_every 1000001
 good $W/rds_ib_recv_replay_every 0
+# The MR pools' test knobs (rdma_keyreuse and rdma_mr drive them).
+for p in rds_ib_mr_lifo_test rds_ib_mr_qp_fail_next; do
+	t "rds_rdma/$p is 0644" '[ "$(stat -c %a $W/$p)" = 644 ]'
+	default $W/$p 0
+done
+good $W/rds_ib_mr_lifo_test 1
+bad $W/rds_ib_mr_lifo_test 2
+bad $W/rds_ib_mr_lifo_test -1
+good $W/rds_ib_mr_lifo_test 0
+good $W/rds_ib_mr_qp_fail_next 1000000
+bad $W/rds_ib_mr_qp_fail_next 1000001
+bad $W/rds_ib_mr_qp_fail_next -1
+good $W/rds_ib_mr_qp_fail_next 0
 # The key cool-down's test knob (rdma_keyreuse drives it).
 t "rds_rdma/rds_ib_mr_park_every is 0644" '[ "$(stat -c %a $W/rds_ib_mr_park_every)" = 644 ]'
 default $W/rds_ib_mr_park_every 0
