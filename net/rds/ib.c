@@ -575,6 +575,7 @@ struct rds_transport rds_ib_transport = {
 	.unuse_mr		= rds_ib_unuse_mr,
 	.sync_mr		= rds_ib_sync_mr,
 	.flush_mrs		= rds_ib_flush_mrs,
+	.mr_reg_ordered		= rds_ib_mr_reg_ordered,
 	.atomic_check		= rds_ib_atomic_check,
 	.sock_release		= rds_ib_sock_release,
 	.info_counters		= rds_ib_info_counters,

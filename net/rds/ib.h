@@ -177,8 +177,16 @@ extern unsigned int rds_ib_ack_timeout;
  * rds_ib_rdma_timeout_ms (0: never) the connection is dropped, which
  * flushes the ops (RDS_RDMA_DROPPED) and reconnects.
  */
-/* Send queue entries beyond the rings: the ACK WR, the drain marker, the kick */
-#define RDS_IB_SQ_EXTRA			3
+/*
+ * REG_MRs of RDS_CMSG_RDMA_MAP registrations a connection QP may have in
+ * flight (ib_mr.c, rds_ib_mr_conn_post()); more go to the registration QP.
+ */
+#define RDS_IB_REG_SQ			16
+/*
+ * Send queue entries beyond the rings: the ACK WR, the drain marker, the
+ * kick, and the REG_MRs above
+ */
+#define RDS_IB_SQ_EXTRA			(3 + RDS_IB_REG_SQ)
 #define RDS_IB_DEFAULT_RDMA_KICK_MS	1000
 #define RDS_IB_DEFAULT_RDMA_TIMEOUT_MS	60000
 extern unsigned int rds_ib_rdma_kick_ms;
@@ -289,6 +297,8 @@ struct rds_ib_statistics {
 	u64	s_ib_disc_wait_timeouts;
 	u64	s_ib_tx_posts;
 	u64	s_ib_iw_initiator_waits;
+	u64	s_ib_rdma_reg_conn_wrs;
+	u64	s_ib_rdma_reg_conn_early_inv;
 };
 
 DECLARE_PER_CPU_SHARED_ALIGNED(struct rds_ib_statistics, rds_ib_stats);
@@ -472,6 +482,9 @@ struct rds_ib_connection;
  * @e_parked: preallocated entry for parking @e_id at teardown (ib_cm.c)
  * @e_max_send_sge: SGEs per send WR (QP capability)
  * @e_rdma_sq: send queue entries for RDMA/atomic WRs (rds_ib_ep_setup_qp)
+ * @e_reg_avail: free send queue entries for REG_MRs (RDS_IB_REG_SQ)
+ * @e_gen: number of this endpoint, unique for the module's life: an MR
+ *	whose REG_MR was posted on our QP records it (m_reg_ep_gen)
  * @e_rw_mrs: max_rdma_ctxs of the QP: MRs of the RDMA core's pool where
  *	it uses MRs (iWARP, force_mr), else only send queue entries
  * @e_rw_mr_pages: pages one of them maps (the RDMA core's limit)
@@ -498,7 +511,8 @@ struct rds_ib_connection;
  * @e_ack_sge: its one SGE
  * @e_ack_hdr: the ACK header buffer
  * @e_ack_dma: its DMA address
- * @e_ack_lock: orders posting the ACK against endpoint death (drain)
+ * @e_ack_lock: orders posting the ACK, and every other WR posted outside
+ *	the transmit path, against endpoint death (drain)
  * @e_ack_next: highest sequence number received in order
  * @e_ack_recv: highest ACK the peer sent us
  * @e_credits: flow control credits (RDS_IB_*_CREDITS)
@@ -537,6 +551,8 @@ struct rds_ib_ep {
 	/* send side */
 	u32			e_max_send_sge;
 	u32			e_rdma_sq;
+	atomic_t		e_reg_avail;
+	u64			e_gen;
 	u32			e_rw_mrs;
 	u32			e_rw_mr_pages;
 	u32			e_send_nr;

@@ -87,6 +87,8 @@ struct rds_ib_parked_id {
 };
 
 static struct rdma_cm_id *rds_ib_listen_id4;
+/* Numbers the endpoints (e_gen); 0 is never one. */
+static atomic64_t rds_ib_ep_gen = ATOMIC64_INIT(0);
 static struct rdma_cm_id *rds_ib_listen_id6;
 
 static void rds_ib_race_worker(struct work_struct *work);
@@ -162,6 +164,8 @@ static struct rds_ib_ep *rds_ib_ep_alloc(struct rds_ib_connection *ic,
 	INIT_LIST_HEAD(&ep->e_rid_item);
 	spin_lock_init(&ep->e_recv_lock);
 	spin_lock_init(&ep->e_ack_lock);
+	ep->e_gen = atomic64_inc_return(&rds_ib_ep_gen);
+	atomic_set(&ep->e_reg_avail, RDS_IB_REG_SQ);
 	INIT_DELAYED_WORK(&ep->e_refill_work, rds_ib_refill_worker);
 	INIT_DELAYED_WORK(&ep->e_race_work, rds_ib_race_worker);
 	rds_ib_rdma_wd_init(ep);

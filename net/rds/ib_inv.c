@@ -180,6 +180,20 @@ int rds_ib_inv_recv_remote(struct rds_ib_ep *ep, u32 rkey)
 		} else if (mr->m_key_state == RDS_IB_KEY_LINV) {
 			/* Freed meanwhile; the queued LOCAL_INV retires it. */
 			ret = 0;
+		} else if ((mr->m_key_state == RDS_IB_KEY_REG ||
+			    mr->m_key_state == RDS_IB_KEY_REG_LINV ||
+			    mr->m_key_state == RDS_IB_KEY_REG_LINV_NOW) &&
+			   mr->m_reg_ep_gen == ep->e_gen) {
+			/*
+			 * Its REG_MR went ahead of our message on this very
+			 * QP and its completion has not been handled yet (a
+			 * separate CQ).  Whether the HCA registered before it
+			 * invalidated, we cannot tell from here: the message
+			 * is held and the key invalidated locally once the
+			 * registration completed (rds_ib_unuse_mr()).
+			 */
+			rds_ib_stats_inc(s_ib_rdma_reg_conn_early_inv);
+			ret = 0;
 		}
 	}
 	xa_unlock_irqrestore(&md->md_keys, flags);
@@ -287,6 +301,10 @@ static void rds_ib_inv_unhold(struct rds_ib_inv_waiter *w)
  * already dead and @inc is delivered at once.  Otherwise @inc is held,
  * the key's LOCAL_INV is posted now and the hold goes when the key is
  * dead (after the batch completed, or after recovery deregistered the MR).
+ * A key whose REG_MR completion was not handled yet (one posted on a
+ * connection QP ahead of the message that carried the cookie, even if
+ * the peer invalidated it remotely) is invalidated locally once it
+ * completed, and @inc is held until then.
  */
 void rds_ib_unuse_mr(struct rds_mr *mr, struct rds_incoming *inc)
 {
@@ -306,12 +324,24 @@ void rds_ib_unuse_mr(struct rds_mr *mr, struct rds_incoming *inc)
 
 	xa_lock_irqsave(&md->md_keys, flags);
 	switch (ibmr->m_key_state) {
-	case RDS_IB_KEY_LIVE:
-		ibmr->m_key_state = RDS_IB_KEY_LINV;
-		live = true;
+	case RDS_IB_KEY_REG:
+	case RDS_IB_KEY_REG_LINV:
+	case RDS_IB_KEY_REG_LINV_NOW:
+		/*
+		 * The REG_MR's completion (a connection QP's, handled after
+		 * this receive) makes the key live and posts its LOCAL_INV
+		 * at once; the hold goes when that completes.
+		 */
+		ibmr->m_key_state = RDS_IB_KEY_REG_LINV_NOW;
 		fallthrough;
 	case RDS_IB_KEY_LINV:
 	case RDS_IB_KEY_UNKNOWN:
+		list_add_tail(&ibmr->m_unuse_w.w_item, &ibmr->m_waiters);
+		wait = true;
+		break;
+	case RDS_IB_KEY_LIVE:
+		ibmr->m_key_state = RDS_IB_KEY_LINV;
+		live = true;
 		list_add_tail(&ibmr->m_unuse_w.w_item, &ibmr->m_waiters);
 		wait = true;
 		break;

@@ -185,6 +185,33 @@ RDS_PARAM_UINT(rds_ib_mr_lifo_test, rds_ib_mr_lifo_test, 0, 1, 0644,
 	       " Test: hand a freed MR index out again at once, as some HCAs do (0..1, default 0: off)");
 
 /*
+ * RDS_CMSG_RDMA_MAP registrations post their REG_MR on the QP of the
+ * connection the message goes out on, ahead of its SEND, when they can
+ * (rds_ib_mr_conn_post()); off: always on the registration QP.
+ */
+static bool rds_ib_mr_reg_on_conn = true;
+
+module_param(rds_ib_mr_reg_on_conn, bool, 0644);
+MODULE_PARM_DESC(rds_ib_mr_reg_on_conn,
+		 " Post RDMA_MAP registrations on the connection's QP ahead of the message (default Y)");
+
+/*
+ * Test knob: a successful REG_MR completion on a connection QP is handled
+ * this much later, from a work item, so that the peer's answer (and its
+ * remote invalidation) arrives while the key is still being registered.
+ */
+static unsigned int rds_ib_mr_conn_reg_defer_ms;
+
+RDS_PARAM_UINT(rds_ib_mr_conn_reg_defer_ms, rds_ib_mr_conn_reg_defer_ms, 0,
+	       1000, 0644,
+	       " Test: handle successful connection-QP REG_MR completions this much later (0..1000 ms, default 0)");
+
+static LIST_HEAD(rds_ib_mr_deferred);
+static DEFINE_SPINLOCK(rds_ib_mr_deferred_lock);
+static void rds_ib_mr_deferred_worker(struct work_struct *work);
+static DECLARE_DELAYED_WORK(rds_ib_mr_deferred_work, rds_ib_mr_deferred_worker);
+
+/*
  * Parked MRs a pool may hold at least (rds_ib_mr_park_max()), and
  * ib_alloc_mr() tries per new pool MR that do not end in a park.
  */
@@ -746,6 +773,7 @@ static struct rds_ib_mr *rds_ib_mr_new(struct rds_ib_mr_dev *md,
 		INIT_LIST_HEAD(&mr->m_item);
 		INIT_LIST_HEAD(&mr->m_all);
 		INIT_LIST_HEAD(&mr->m_waiters);
+		INIT_LIST_HEAD(&mr->m_defer);
 		init_completion(&mr->m_reg_done);
 		kref_get(&md->md_ref);
 
@@ -993,14 +1021,8 @@ void rds_ib_mr_key_dead(struct rds_ib_mr *mr)
 	rds_ib_mr_put_ref(mr);
 }
 
-/**
- * rds_ib_mr_key_unknown - a WR on @mr failed or was flushed
- * @mr: the MR
- *
- * Any context.  The MR is never reused; recovery deregisters it after the
- * registration QP drained, which kills the key and releases the waiters.
- */
-void rds_ib_mr_key_unknown(struct rds_ib_mr *mr)
+/* The key's state is unknown: never reuse @mr, deregister it. */
+static void rds_ib_mr_set_unknown(struct rds_ib_mr *mr)
 {
 	struct rds_ib_mr_dev *md = mr->m_md;
 	unsigned long flags;
@@ -1011,7 +1033,19 @@ void rds_ib_mr_key_unknown(struct rds_ib_mr *mr)
 	spin_lock_bh(&md->md_inv_lock);
 	list_add_tail(&mr->m_item, &md->md_unknown);
 	spin_unlock_bh(&md->md_inv_lock);
-	rds_ib_mr_qp_error(md, "MR work request failed");
+}
+
+/**
+ * rds_ib_mr_key_unknown - a WR on @mr failed or was flushed
+ * @mr: the MR
+ *
+ * Any context.  The MR is never reused; recovery deregisters it after the
+ * registration QP drained, which kills the key and releases the waiters.
+ */
+void rds_ib_mr_key_unknown(struct rds_ib_mr *mr)
+{
+	rds_ib_mr_set_unknown(mr);
+	rds_ib_mr_qp_error(mr->m_md, "MR work request failed");
 }
 
 /* ---- registration ---- */
@@ -1030,7 +1064,13 @@ static void rds_ib_mr_reg_async_done(struct rds_ib_mr *mr, bool ok)
 	if (!ok) {
 		/* The key hold keeps the pages mapped until recovery. */
 		mr->m_reg_cb(mr->m_sg_arg, false);
-		rds_ib_mr_key_unknown(mr);
+		if (mr->m_reg_ep_gen) {
+			/* Completed on a connection QP: reap, QP or not. */
+			rds_ib_mr_set_unknown(mr);
+			rds_ib_mr_reap_soon(md);
+		} else {
+			rds_ib_mr_key_unknown(mr);
+		}
 		return;
 	}
 	xa_lock_irqsave(&md->md_keys, flags);
@@ -1164,6 +1204,157 @@ static void rds_ib_mr_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 		rds_ib_mr_reg_sync_done(mr, ok);
 }
 
+/* The test knob's deferred completions (rds_ib_mr_conn_reg_defer_ms). */
+static void rds_ib_mr_deferred_worker(struct work_struct *work)
+{
+	struct rds_ib_mr *mr;
+
+	for (;;) {
+		spin_lock_bh(&rds_ib_mr_deferred_lock);
+		mr = list_first_entry_or_null(&rds_ib_mr_deferred,
+					      struct rds_ib_mr, m_defer);
+		if (mr)
+			list_del_init(&mr->m_defer);
+		spin_unlock_bh(&rds_ib_mr_deferred_lock);
+		if (!mr)
+			break;
+		local_bh_disable();
+		rds_ib_mr_reg_async_done(mr, true);
+		local_bh_enable();
+	}
+}
+
+/**
+ * rds_ib_mr_conn_flush_deferred - run the test knob's deferred completions
+ *
+ * Process context.  Device removal and module exit call it, so no MR
+ * whose registration completed waits in the knob's list past them.
+ */
+void rds_ib_mr_conn_flush_deferred(void)
+{
+	flush_delayed_work(&rds_ib_mr_deferred_work);
+	rds_ib_mr_deferred_worker(NULL);
+}
+
+/*
+ * The REG_MR of rds_ib_mr_conn_post() completed, on the connection's send
+ * CQ.  A failure is the connection's (any failed or flushed completion
+ * drops it, as for its other WRs); the key is unknown and the MR is
+ * deregistered without touching the registration QP.
+ */
+static void rds_ib_mr_conn_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rds_ib_mr *mr = container_of(wc->wr_cqe, struct rds_ib_mr,
+					    m_reg_cqe);
+	struct rds_ib_ep *ep = cq->cq_context;
+	bool ok = wc->status == IB_WC_SUCCESS;
+	unsigned int defer;
+
+	/* WARNING: Only wr_cqe and status are reliable at this point */
+	rds_ib_stats_inc(s_ib_rdma_reg_completions);
+	mr->m_reg_status = wc->status;
+	atomic_inc(&ep->e_reg_avail);
+	if (!ok) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_info_ratelimited("RDS/IB: REG_MR on a connection failed: %s\n",
+					    ib_wc_status_msg(wc->status));
+		rds_ib_ep_wc_error(ep, wc);
+	} else if (rds_fault_take(&rds_ib_mr_reg_fail_next)) {
+		/* The key is unknown (valid, in fact): the reap kills it. */
+		ok = false;
+		mr->m_reg_status = IB_WC_GENERAL_ERR;
+	}
+	defer = READ_ONCE(rds_ib_mr_conn_reg_defer_ms);
+	if (ok && defer) {
+		spin_lock(&rds_ib_mr_deferred_lock);
+		list_add_tail(&mr->m_defer, &rds_ib_mr_deferred);
+		spin_unlock(&rds_ib_mr_deferred_lock);
+		mod_delayed_work(rds_ib_wq, &rds_ib_mr_deferred_work,
+				 msecs_to_jiffies(defer));
+		return;
+	}
+	rds_ib_mr_reg_async_done(mr, ok);
+}
+
+/**
+ * rds_ib_mr_conn_post - post an asynchronous REG_MR on a connection's QP
+ * @md: device state
+ * @mr: the MR, prepared and tracked in md_keys (state REG)
+ * @ic: the connection the message naming it goes out on
+ *
+ * The message's SEND is posted later on the same QP, so the HCA executes
+ * the REG_MR before it: the message need not wait for the completion
+ * (rds_ib_mr_reg_ordered()), which saves the registration QP's completion
+ * and the send worker's wake-up per RDMA_MAP operation, as xprtrdma chains
+ * its REG_MRs ahead of the RPC's SEND.  Only on an endpoint that is up,
+ * on @md's device, with a free REG_MR entry (RDS_IB_REG_SQ); else the
+ * caller uses the registration QP.  Posted under e_ack_lock with
+ * RDS_IB_EP_DEAD checked, so it lands before the drain of
+ * rds_ib_ep_destroy(), which completes it if only as flushed.  Process
+ * context.
+ *
+ * Return: true when posted (m_reg_ep_gen records the endpoint).
+ */
+static bool rds_ib_mr_conn_post(struct rds_ib_mr_dev *md,
+				struct rds_ib_mr *mr,
+				struct rds_ib_connection *ic)
+{
+	const struct ib_send_wr *bad_wr;
+	struct rds_ib_ep *ep;
+	unsigned long flags;
+	int ret = -ENOTCONN;
+
+	if (!ic || !READ_ONCE(rds_ib_mr_reg_on_conn))
+		return false;
+	spin_lock_irqsave(&ic->ic_ep_lock, flags);
+	ep = ic->ic_ep;
+	if (!ep || ep->e_rid != md->md_rid ||
+	    !test_bit(RDS_IB_EP_UP, &ep->e_flags) ||
+	    test_bit(RDS_IB_EP_ERROR, &ep->e_flags) ||
+	    !atomic_add_unless(&ep->e_reg_avail, -1, 0))
+		goto out;
+	mr->m_reg_cqe.done = rds_ib_mr_conn_reg_done;
+	mr->m_reg_ep_gen = ep->e_gen;
+	spin_lock(&ep->e_ack_lock);
+	if (!test_bit(RDS_IB_EP_DEAD, &ep->e_flags)) {
+		/* The registration clock, before the post (see below). */
+		atomic64_inc(&md->md_reg_seq);
+		ret = ib_post_send(ep->e_qp, &mr->m_reg_wr.wr, &bad_wr);
+	}
+	spin_unlock(&ep->e_ack_lock);
+	if (ret) {
+		atomic_inc(&ep->e_reg_avail);
+		mr->m_reg_cqe.done = rds_ib_mr_reg_done;
+		mr->m_reg_ep_gen = 0;
+	}
+out:
+	spin_unlock_irqrestore(&ic->ic_ep_lock, flags);
+	if (ret)
+		return false;
+	rds_ib_stats_inc(s_ib_rdma_reg_conn_wrs);
+	return true;
+}
+
+/**
+ * rds_ib_mr_reg_ordered - ->mr_reg_ordered(): may a message naming @mr,
+ *	whose registration is still pending, leave on @cp now?
+ * @cp: the path (RDS_IN_XMIT held, so its endpoint stays)
+ * @mr: rds.ko's MR (RDS_MR_REG_PENDING, under rds_mr_reg_lock: the
+ *	completion has not run, so the pool MR is still this registration's)
+ *
+ * Yes when the REG_MR was posted on the QP of @cp's current endpoint: the
+ * SEND goes behind it on the same send queue.
+ */
+bool rds_ib_mr_reg_ordered(struct rds_conn_path *cp, struct rds_mr *mr)
+{
+	struct rds_ib_connection *ic = cp->cp_transport_data;
+	struct rds_ib_ep *ep = READ_ONCE(ic->ic_ep);
+	struct rds_ib_mr *ibmr = mr->r_trans_private;
+
+	return ep && ibmr && READ_ONCE(ibmr->m_reg_ep_gen) == ep->e_gen &&
+	       !test_bit(RDS_IB_EP_ERROR, &ep->e_flags);
+}
+
 static unsigned int rds_ib_sg_pages(struct scatterlist *sg, unsigned int nents)
 {
 	struct scatterlist *s;
@@ -1184,7 +1375,8 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 		      unsigned int nents, bool use_once, bool write,
 		      void (*sg_release)(struct scatterlist *sg,
 					 unsigned int nents, void *arg),
-		      void *sg_arg, void (*reg_cb)(void *arg, bool ok))
+		      void *sg_arg, void (*reg_cb)(void *arg, bool ok),
+		      struct rds_ib_connection *ic)
 {
 	struct rds_ib_device *rid = md->md_rid;
 	struct ib_device *dev = rid->rid_dev;
@@ -1243,6 +1435,7 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 	}
 	memset(&mr->m_reg_wr, 0, sizeof(mr->m_reg_wr));
 	mr->m_reg_cqe.done = rds_ib_mr_reg_done;
+	mr->m_reg_ep_gen = 0;
 	mr->m_reg_wr.wr.wr_cqe = &mr->m_reg_cqe;
 	mr->m_reg_wr.wr.opcode = IB_WR_REG_MR;
 	mr->m_reg_wr.wr.send_flags = IB_SEND_SIGNALED;
@@ -1267,6 +1460,12 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 		ret = -ENOMEM;
 		goto out_put;
 	}
+	/*
+	 * RDMA_MAP: ahead of the message on its connection's QP if we can;
+	 * as below, the completion may run before the post returns.
+	 */
+	if (reg_cb && rds_ib_mr_conn_post(md, mr, ic))
+		return mr;
 	ret = rds_ib_mr_qp_get(md, laddr);	/* md_qp_sem read-held */
 	if (ret)
 		goto out_erase;
@@ -1342,6 +1541,8 @@ out_put:
  * @sg_arg: its argument
  * @reg_cb: NULL: wait for the REG_MR to complete; else return once it is
  *	posted, and the completion calls @reg_cb(@sg_arg, key valid)
+ * @ic: with @reg_cb, the connection of the message naming the key, or
+ *	NULL: the REG_MR goes on its QP when it can (rds_ib_mr_conn_post())
  *
  * Process context, may sleep (making the registration QP, a full pool or
  * send queue) and, without @reg_cb, until the REG_MR completes.  The
@@ -1371,7 +1572,8 @@ struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
 							unsigned int nents,
 							void *arg),
 				     void *sg_arg,
-				     void (*reg_cb)(void *arg, bool ok))
+				     void (*reg_cb)(void *arg, bool ok),
+				     struct rds_ib_connection *ic)
 {
 	struct rds_ib_mr_dev *md;
 	struct rds_ib_mr *mr;
@@ -1410,7 +1612,7 @@ struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
 		/* Gives the pages to an MR or back, in every case. */
 		mr = rds_ib_mr_do_register(md, laddr, pages, sg, nents,
 					   use_once, write, sg_release, sg_arg,
-					   reg_cb);
+					   reg_cb, ic);
 	}
 	up_read(&md->md_reg_sem);
 	rds_ib_mr_dev_put(md);
@@ -1461,6 +1663,8 @@ void rds_ib_mr_device_remove(struct rds_ib_device *rid)
 	if (!md)
 		return;
 
+	/* The connections are gone: the test knob's completions run now. */
+	rds_ib_mr_conn_flush_deferred();
 	down_write(&md->md_qp_sem);
 	md->md_dead = true;
 	/* The drain completes every REG_MR and LOCAL_INV in flight. */
@@ -1571,7 +1775,9 @@ static void rds_ib_mr_reg_cb(void *arg, bool ok)
  * rds_ib_get_mr - ->get_mr(): register a socket's pinned pages
  * @rs: the bound socket (its address names the device)
  * @mr: rds.ko's MR: r_sg/r_nents in, r_key/r_iova/r_trans_private out
- * @conn: connection of an RDMA_MAP cmsg, unused: keys are per device
+ * @conn: connection of an RDMA_MAP cmsg: the message goes out on it, so
+ *	its QP may carry the REG_MR (keys are per device: valid for every
+ *	peer either way)
  *
  * Process context, may sleep.  With r_reg_async (RDS_CMSG_RDMA_MAP) only
  * until the REG_MR is posted: rds.ko holds the message until
@@ -1584,6 +1790,7 @@ static void rds_ib_mr_reg_cb(void *arg, bool ok)
 int rds_ib_get_mr(struct rds_sock *rs, struct rds_mr *mr,
 		  struct rds_connection *conn)
 {
+	struct rds_ib_connection *ic = NULL;
 	struct rds_ib_device *rid;
 	struct rds_ib_mr *ibmr;
 
@@ -1595,10 +1802,13 @@ int rds_ib_get_mr(struct rds_sock *rs, struct rds_mr *mr,
 	/* Before the post: the completion may come before we return. */
 	if (mr->r_reg_async)
 		set_bit(RDS_MR_REG_PENDING, &mr->r_state);
+	/* RDMA_MAP over one of our connections: its QP may carry the REG. */
+	if (mr->r_reg_async && conn && conn->c_trans == &rds_ib_transport)
+		ic = conn->c_path[0].cp_transport_data;
 	ibmr = rds_ib_mr_register(rid, &rs->rs_bound_addr, mr->r_sg,
 				  mr->r_nents, mr->r_use_once, mr->r_write,
 				  rds_ib_mr_sg_release, mr,
-				  mr->r_reg_async ? rds_ib_mr_reg_cb : NULL);
+				  mr->r_reg_async ? rds_ib_mr_reg_cb : NULL, ic);
 	rds_ib_device_put(rid);
 	if (IS_ERR(ibmr)) {
 		/*

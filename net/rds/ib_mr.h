@@ -159,6 +159,9 @@ struct rds_ib_mr_pool {
  *	registering thread waits on @m_reg_done
  * @m_reg_abandoned: a synchronous waiter gave up (fatal signal): the
  *	completion settles the MR (under md_keys' lock)
+ * @m_reg_ep_gen: e_gen of the connection endpoint whose QP carries the
+ *	REG_MR in flight (rds_ib_mr_conn_post()); 0 on the registration QP
+ * @m_defer: entry in the test knob's list (rds_ib_mr_conn_reg_defer_ms)
  * @m_inv_wr: the LOCAL_INV work request (ib_inv.c)
  * @m_inv_cqe: its completion when it is not the last of its batch
  * @m_waiters: struct rds_ib_inv_waiter waiting for the key to die
@@ -190,6 +193,8 @@ struct rds_ib_mr {
 	int			m_reg_status;
 	void			(*m_reg_cb)(void *arg, bool ok);
 	bool			m_reg_abandoned;
+	u64			m_reg_ep_gen;
+	struct list_head	m_defer;
 	struct ib_send_wr	m_inv_wr;
 	struct ib_cqe		m_inv_cqe;
 	struct list_head	m_waiters;
@@ -316,10 +321,12 @@ struct rds_ib_mr *rds_ib_mr_register(struct rds_ib_device *rid,
 							unsigned int nents,
 							void *arg),
 				     void *sg_arg,
-				     void (*reg_cb)(void *arg, bool ok));
+				     void (*reg_cb)(void *arg, bool ok),
+				     struct rds_ib_connection *ic);
 void rds_ib_mr_release(struct rds_ib_mr *mr, bool invalidate);
 void rds_ib_mr_key_dead(struct rds_ib_mr *mr);
 void rds_ib_mr_key_unknown(struct rds_ib_mr *mr);
+void rds_ib_mr_conn_flush_deferred(void);
 void rds_ib_mr_put_ref(struct rds_ib_mr *mr);
 void rds_ib_mr_dev_put(struct rds_ib_mr_dev *md);
 void rds_ib_mr_device_remove(struct rds_ib_device *rid);
@@ -334,6 +341,7 @@ int rds_ib_mr_qp_get(struct rds_ib_mr_dev *md, const struct in6_addr *laddr);
 void rds_ib_mr_qp_error(struct rds_ib_mr_dev *md, const char *why);
 void rds_ib_mr_qp_destroy(struct rds_ib_mr_dev *md);
 void rds_ib_mr_recover_worker(struct work_struct *work);
+void rds_ib_mr_reap_soon(struct rds_ib_mr_dev *md);
 bool rds_ib_mr_sq_get(struct rds_ib_mr_dev *md, unsigned int n);
 void rds_ib_mr_sq_put(struct rds_ib_mr_dev *md, unsigned int n);
 
@@ -354,6 +362,7 @@ int rds_ib_get_mr(struct rds_sock *rs, struct rds_mr *mr,
 void rds_ib_free_mr(struct rds_mr *mr, bool invalidate);
 void rds_ib_sync_mr(struct rds_mr *mr, int direction);
 void rds_ib_flush_mrs(struct rds_sock *rs);
+bool rds_ib_mr_reg_ordered(struct rds_conn_path *cp, struct rds_mr *mr);
 
 /* ib_inv.c: transport op */
 void rds_ib_unuse_mr(struct rds_mr *mr, struct rds_incoming *inc);

@@ -434,6 +434,22 @@ void rds_ib_mr_recover_worker(struct work_struct *work)
 }
 
 /**
+ * rds_ib_mr_reap_soon - deregister the MRs on md_unknown, QP or not
+ * @md: device state
+ *
+ * Any context.  For MRs whose failed WR was on a connection QP (a REG_MR
+ * of rds_ib_mr_conn_post()): its completion came, so no WR refers to
+ * them, and the registration QP is left alone; the recovery work reaps
+ * without tearing down a QP that is not broken.
+ */
+void rds_ib_mr_reap_soon(struct rds_ib_mr_dev *md)
+{
+	kref_get(&md->md_ref);
+	if (!queue_work(rds_ib_wq, &md->md_recover_work))
+		rds_ib_mr_dev_put(md);
+}
+
+/**
  * rds_ib_mr_qp_error - a WR on the registration QP failed or was flushed
  * @md: device state
  * @why: for the log

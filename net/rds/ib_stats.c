@@ -99,6 +99,8 @@ static const char *const rds_ib_stat_names[] = {
 	"ib_disc_wait_timeouts",
 	"ib_tx_posts",
 	"ib_iw_initiator_waits",
+	"ib_rdma_reg_conn_wrs",
+	"ib_rdma_reg_conn_early_inv",
 };
 
 static_assert(ARRAY_SIZE(rds_ib_stat_names) * sizeof(u64) ==

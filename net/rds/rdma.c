@@ -1048,8 +1048,9 @@ static int rds_cmsg_rdma_dest(struct rds_sock *rs, struct rds_message *rm,
 	return 0;
 }
 
-static int rds_cmsg_rdma_map(struct rds_sock *rs, struct rds_message *rm,
-			     struct cmsghdr *cmsg)
+static int rds_cmsg_rdma_map(struct rds_sock *rs,
+			     struct rds_connection *conn,
+			     struct rds_message *rm, struct cmsghdr *cmsg)
 {
 	struct rds_get_mr_args args;
 	struct rds_mr *mr = NULL;
@@ -1061,7 +1062,7 @@ static int rds_cmsg_rdma_map(struct rds_sock *rs, struct rds_message *rm,
 		return -EINVAL;
 	memcpy(&args, CMSG_DATA(cmsg), sizeof(args));
 
-	ret = rds_rdma_map(rs, &args, rs->rs_conn, true, &cookie, &mr);
+	ret = rds_rdma_map(rs, &args, conn, true, &cookie, &mr);
 	if (ret)
 		return ret;
 	rm->m_rdma_cookie = cookie;
@@ -1185,14 +1186,15 @@ out:
 /**
  * rds_cmsg_rdma - handle one RDMA/atomic cmsg of sendmsg()
  * @rs: socket
+ * @conn: the connection the message goes out on
  * @rm: message being built (header populated)
  * @cmsg: the cmsg (level SOL_RDS, CMSG_OK checked)
  *
  * Process context.  Return: 0 or a negative errno; what was attached
  * before an error is released with the message.
  */
-int rds_cmsg_rdma(struct rds_sock *rs, struct rds_message *rm,
-		  struct cmsghdr *cmsg)
+int rds_cmsg_rdma(struct rds_sock *rs, struct rds_connection *conn,
+		  struct rds_message *rm, struct cmsghdr *cmsg)
 {
 	switch (cmsg->cmsg_type) {
 	case RDS_CMSG_RDMA_ARGS:
@@ -1200,7 +1202,7 @@ int rds_cmsg_rdma(struct rds_sock *rs, struct rds_message *rm,
 	case RDS_CMSG_RDMA_DEST:
 		return rds_cmsg_rdma_dest(rs, rm, cmsg);
 	case RDS_CMSG_RDMA_MAP:
-		return rds_cmsg_rdma_map(rs, rm, cmsg);
+		return rds_cmsg_rdma_map(rs, conn, rm, cmsg);
 	case RDS_CMSG_ATOMIC_FADD:
 	case RDS_CMSG_ATOMIC_CSWP:
 	case RDS_CMSG_MASKED_ATOMIC_FADD:
@@ -1297,10 +1299,14 @@ static void rds_rdma_unpark(struct rds_conn_path *cp)
 /*
  * May a message naming @mr leave on @cp?  Return: 0 yes, 1 no and never
  * (the registration failed), -EAGAIN not yet (@cp is parked on @mr and
- * kicked when the registration finishes).
+ * kicked when the registration finishes).  Yes also while the
+ * registration is pending when the transport posted it ahead of the
+ * message on @cp's own queue (->mr_reg_ordered()): the HCA executes it
+ * first.  If it then fails, the SEND behind it fails too.
  */
 static int rds_rdma_mr_ready(struct rds_conn_path *cp, struct rds_mr *mr)
 {
+	struct rds_transport *trans = cp->cp_conn->c_trans;
 	unsigned long flags;
 	int ret = -EAGAIN;
 
@@ -1311,6 +1317,12 @@ static int rds_rdma_mr_ready(struct rds_conn_path *cp, struct rds_mr *mr)
 	spin_lock_irqsave(&rds_mr_reg_lock, flags);
 	if (!test_bit(RDS_MR_REG_PENDING, &mr->r_state)) {
 		ret = test_bit(RDS_MR_REG_FAILED, &mr->r_state) ? 1 : 0;
+	} else if (mr->r_trans == trans && trans->mr_reg_ordered &&
+		   trans->mr_reg_ordered(cp, mr)) {
+		/* Parked before a reconnect brought it here, perhaps. */
+		if (cp->cp_reg_mr == mr)
+			rds_rdma_unpark(cp);
+		ret = 0;
 	} else if (cp->cp_reg_mr != mr) {
 		rds_rdma_unpark(cp);
 		rds_mr_get(mr);

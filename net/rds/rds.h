@@ -812,11 +812,12 @@ struct rds_mr {
  * op's meaning changes while its prototype does not (2: ->get_mr() takes
  * over the caller's page pin; 3: ->xmit() may return -EINPROGRESS for
  * ops posted with their SEND held; 4: t_zcopy_sges, and payload sg entries
- * of any offset and length).  rds_trans_register() refuses a transport
+ * of any offset and length; 5: ->mr_reg_ordered(), and ->get_mr() gets the
+ * message's connection for RDS_CMSG_RDMA_MAP).  rds_trans_register() refuses a transport
  * built for another one; the t_abi field also changes the structure's
  * layout, so module versioning refuses the older pairs at load time.
  */
-#define RDS_TRANSPORT_ABI	4
+#define RDS_TRANSPORT_ABI	5
 
 /**
  * struct rds_transport - what a transport provides to rds.ko
@@ -954,6 +955,12 @@ struct rds_mr {
  * @flush_mrs: optional: invalidate and release every MR freed but not yet
  *	invalidated (RDS_FREE_MR with cookie 0; NULL: that gets EINVAL).
  *	Process context, may sleep.
+ * @mr_reg_ordered: optional, with @get_mr: may a message naming @mr,
+ *	whose asynchronous registration is still pending, leave on @cp now
+ *	because the transport posted the registration ahead of it on the
+ *	queue @cp sends on?  Called with RDS_IN_XMIT held and under
+ *	rds.ko's registration lock (never sleeps); NULL: such a message
+ *	waits for rds_mr_reg_complete().
  * @info_counters: optional: produce the transport's RDS_INFO_COUNTERS
  *	rows with rds_info_counter(), after rds.ko's own (process context;
  *	the transport is registered for the whole call)
@@ -999,6 +1006,7 @@ struct rds_transport {
 	void (*unuse_mr)(struct rds_mr *mr, struct rds_incoming *inc);
 	void (*sync_mr)(struct rds_mr *mr, int direction);
 	void (*flush_mrs)(struct rds_sock *rs);
+	bool (*mr_reg_ordered)(struct rds_conn_path *cp, struct rds_mr *mr);
 	int (*atomic_check)(struct rds_sock *rs, struct rds_connection *conn,
 			    bool masked);
 	void (*sock_release)(struct rds_sock *rs);
@@ -1857,7 +1865,8 @@ void rds_message_exit(void);
  * ------------------------------------------------------------------------
  */
 
-int rds_cmsg_rdma(struct rds_sock *rs, struct rds_message *rm,
+int rds_cmsg_rdma(struct rds_sock *rs, struct rds_connection *conn,
+		  struct rds_message *rm,
 		  struct cmsghdr *cmsg);
 int rds_rdma_setsockopt(struct rds_sock *rs, int optname, sockptr_t optval,
 			unsigned int optlen);

@@ -594,8 +594,9 @@ int rds_send_pong(struct rds_conn_path *cp, __be16 dport, gfp_t gfp)
  * Parse the sendmsg cmsgs.  @zcopy: MSG_ZEROCOPY, which needs exactly one
  * RDS_CMSG_ZCOPY_COOKIE (and the cookie needs MSG_ZEROCOPY).
  */
-static int rds_send_cmsgs(struct rds_sock *rs, struct rds_message *rm,
-			  struct msghdr *msg, bool zcopy)
+static int rds_send_cmsgs(struct rds_sock *rs, struct rds_connection *conn,
+			  struct rds_message *rm, struct msghdr *msg,
+			  bool zcopy)
 {
 	struct cmsghdr *cmsg;
 	int ret = 0;
@@ -613,7 +614,7 @@ static int rds_send_cmsgs(struct rds_sock *rs, struct rds_message *rm,
 		case RDS_CMSG_ATOMIC_FADD:
 		case RDS_CMSG_MASKED_ATOMIC_CSWP:
 		case RDS_CMSG_MASKED_ATOMIC_FADD:
-			ret = rds_cmsg_rdma(rs, rm, cmsg);
+			ret = rds_cmsg_rdma(rs, conn, rm, cmsg);
 			break;
 		case RDS_CMSG_ZCOPY_COOKIE:
 			ret = rds_zcopy_parse_cookie(rs, rm, cmsg, zcopy);
@@ -841,11 +842,6 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 	/* The header first: cmsgs may add extension headers to it. */
 	rds_message_populate_header(&rm->m_inc.i_hdr, sport, dport, 0);
 
-	/* cmsgs before the copy: a bad cmsg costs no page. */
-	ret = rds_send_cmsgs(rs, rm, msg, zcopy);
-	if (ret)
-		goto out;
-
 	lock_sock(sk);
 	conn = rs->rs_conn;
 	if (!conn || !ipv6_addr_equal(&conn->c_faddr, &daddr) ||
@@ -866,6 +862,14 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 	}
 	release_sock(sk);
 	cp = rds_conn_path0(conn);
+
+	/*
+	 * cmsgs before the copy: a bad cmsg costs no page.  After the
+	 * connection, as in-tree: RDMA_MAP registers for it.
+	 */
+	ret = rds_send_cmsgs(rs, conn, rm, msg, zcopy);
+	if (ret)
+		goto out;
 
 	/* The payload: the connection's transport decides on zerocopy. */
 	if (zcopy)
