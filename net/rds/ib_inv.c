@@ -46,7 +46,14 @@
  *
  * A key released while its asynchronous REG_MR (RDS_CMSG_RDMA_MAP) is still
  * in flight is not queued yet: rds_ib_inv_queue() moves it to REG_LINV and
- * the REG_MR completion queues it once the key is live (ib_mr.c).
+ * the REG_MR completion queues it once the key is live (ib_mr.c).  A
+ * REG_MR posted on a connection QP ahead of the message carrying the
+ * cookie may still be unhandled when the peer's answer arrives on the
+ * receive CQ, even with IB_WC_WITH_INVALIDATE: that remote invalidation
+ * is accepted from that connection only (else it is bogus), and the key
+ * goes the local way (REG_LINV_NOW, the message held), because from the
+ * receive alone we cannot tell a genuine invalidation from a forged one
+ * that the HCA ran before the registration.
  *
  * Device removal stops the batch worker for good (md_inv_stopped, under
  * md_inv_lock, which every queueing of it takes): a key that moves to LINV

@@ -12,9 +12,19 @@
  * connected to itself through rdma_cm).  An MR belongs to the PD, not to
  * a QP, so a key registered there is valid for RDMA arriving on any
  * connection QP of the PD, i.e. from every peer, and works before any
- * connection exists.  REG_MR and LOCAL_INV are posted on the registration
- * QP only; the connection send rings never carry them and reconnects do
- * not touch registrations.
+ * connection exists.  LOCAL_INV, and the REG_MR of RDS_GET_MR, are posted
+ * on the registration QP only.  The REG_MR of an RDS_CMSG_RDMA_MAP goes on
+ * the QP of the connection its message leaves on when that connection is
+ * up on the same device (rds_ib_mr_conn_post(), RDS_IB_REG_SQ entries per
+ * QP), ahead of the message's SEND, as xprtrdma chains its REG_MRs: the
+ * message leaves without waiting for the completion
+ * (rds_ib_mr_reg_ordered()), saving the registration QP's completion and
+ * a send worker wake-up per operation.  Such a REG_MR fails with its
+ * connection (the key is unknown, the MR reaped without touching the
+ * registration QP, the messages naming the cookie reported), and the
+ * peer's remote invalidation may then arrive before its completion was
+ * handled (a separate CQ): accepted, and the key invalidated locally once
+ * the registration completed (ib_inv.c).
  *
  * MRs come from two pools per device, 8K (up to RDS_IB_MR_8K_PAGES pages)
  * and 1M (up to RDS_IB_MR_1M_PAGES), whose sizes are the module parameters
@@ -62,7 +72,8 @@
  * RDS_CMSG_RDMA_MAP cmsg of sendmsg does not wait: rds.ko sets
  * RDS_MR_REG_PENDING and holds every message naming the MR until the
  * completion calls rds_mr_reg_complete() (rdma.c), which makes the key
- * live first.  A key released while its REG_MR is in flight is queued
+ * live first, unless the REG_MR is ahead of it on its own connection's
+ * QP.  A key released while its REG_MR is in flight is queued
  * for invalidation by that completion (state REG_LINV); a failed one is
  * reported to rds.ko (its messages are dropped unsent) and then handled
  * as any failed WR (unknown, deregistered by recovery).  Per use-once MAP

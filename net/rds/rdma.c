@@ -25,9 +25,12 @@
  * RDS_CMSG_RDMA_MAP (r_reg_async) the transport may return while the
  * registration is still in flight (RDS_MR_REG_PENDING), because the cookie
  * reaches the peer in that very message: rds_rdma_xmit_ops() does not let
- * a message naming a pending MR (MAP or DEST) leave; it parks the path on
- * the MR's r_reg_waiters and stops as for a full ring, and
- * rds_mr_reg_complete() kicks the parked paths.  A failed registration
+ * a message naming a pending MR (MAP or DEST) leave, unless the transport
+ * posted the registration ahead of it on the path's own queue
+ * (->mr_reg_ordered()); it parks the path on the MR's r_reg_waiters and
+ * stops as for a full ring, and rds_mr_reg_complete() kicks the parked
+ * paths.  The connection the message goes out on is known before the
+ * cmsgs are parsed (sendmsg, as in-tree), so ->get_mr() gets it.  A failed registration
  * makes those messages complete unsent (the cookie names no valid key);
  * MAP/DEST messages carry no op, so a socket with RDS_RECVERR is told by
  * an RDS_CMSG_RDMA_STATUS of RDS_RDMA_OTHER_ERROR whose user_token is the

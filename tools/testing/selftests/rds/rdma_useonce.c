@@ -19,11 +19,20 @@
  *   local   rds_ib_inv_force_local=Y on both nodes: no remote invalidation,
  *           batched LOCAL_INVs (ib_rdma_local_inv, ib_rdma_inv_batches);
  *   intree  Debian's rds_rdma on node 1 (--peer-mods intree): it never
- *           sends SEND_WITH_INV, the fallback is chosen automatically.
+ *           sends SEND_WITH_INV, the fallback is chosen automatically;
+ *   early   as remote, but node 0 handles the completions of the REG_MRs
+ *           it posts on the connection QP 200 ms late
+ *           (rds_ib_mr_conn_reg_defer_ms), so the peer's SEND_WITH_INV
+ *           arrives while the key is still being registered: accepted
+ *           (ib_rdma_reg_conn_early_inv, no bogus invalidation, no
+ *           reconnect), the key invalidated locally once registered, the
+ *           completing message held until then, the dead key refused.
  *
- * Also, whatever the mode: rdma_ops registers twice with RDS_CMSG_RDMA_MAP
- * and once with RDS_GET_MR; only the socket option may sleep for its
- * REG_MR (ib_rdma_reg_waits), the two sendmsg() calls must not.
+ * Also, whatever the mode: rdma_ops registers with RDS_CMSG_RDMA_MAP four
+ * times and once with RDS_GET_MR; only the socket option may sleep for its
+ * REG_MR (ib_rdma_reg_waits), the sendmsg() calls must not, and their
+ * REG_MRs go on the connection's QP ahead of the message
+ * (ib_rdma_reg_conn_wrs) once the connection is up.
  *
  * /tests/rdma_ops must be installed: list rdma_ops in tests.txt for the
  * same peer.  The counters come from RDS_INFO_COUNTERS (info.c); the
@@ -34,6 +43,7 @@
 #include "rdma_test.h"
 
 #define PARAM "/sys/module/rds_rdma/parameters/rds_ib_inv_force_local"
+#define DEFER "/sys/module/rds_rdma/parameters/rds_ib_mr_conn_reg_defer_ms"
 
 static int tests, fails;
 
@@ -61,15 +71,30 @@ static int set_force(int node, const char *val)
 	return system(cmd) ? -1 : 0;
 }
 
+static int set_defer(const char *val)
+{
+	FILE *f = fopen(DEFER, "w");
+
+	if (!f)
+		return -1;
+	fputs(val, f);
+	return fclose(f) ? -1 : 0;
+}
+
 static void run_mode(const char *mode)
 {
 	long long rem0, loc0, bat0, rem1, loc1, bat1;
-	long long wrs0, wai0, wrs1, wai1;
-	int remote = !strcmp(mode, "remote");
+	long long wrs0, wai0, wrs1, wai1, con0, con1, ear0, ear1, bog0, bog1;
+	int early = !strcmp(mode, "early");
+	int remote = !strcmp(mode, "remote") || early;
 	char what[160];
 	int ret;
 
-	if (!strcmp(mode, "local"))
+	if (early)
+		tap(!set_force(0, "N") && !set_force(1, "N") &&
+		    !set_defer("200"),
+		    "early: remote invalidation allowed, REG_MR completions handled 200 ms late");
+	else if (!strcmp(mode, "local"))
 		tap(!set_force(0, "Y") && !set_force(1, "Y"),
 		    "local: rds_ib_inv_force_local=Y on both nodes");
 	else if (remote)
@@ -83,6 +108,9 @@ static void run_mode(const char *mode)
 	bat0 = rds_counter("ib_rdma_inv_batches");
 	wrs0 = rds_counter("ib_rdma_reg_wrs");
 	wai0 = rds_counter("ib_rdma_reg_waits");
+	con0 = rds_counter("ib_rdma_reg_conn_wrs");
+	ear0 = rds_counter("ib_rdma_reg_conn_early_inv");
+	bog0 = rds_counter("ib_rdma_remote_inv_bogus");
 	fflush(stdout);
 	ret = system("/tests/rdma_ops >/tmp/rdma_useonce.out 2>&1");
 	if (system("sed 's/^/# rdma_ops: /' /tmp/rdma_useonce.out"))
@@ -96,12 +124,17 @@ static void run_mode(const char *mode)
 	bat1 = rds_counter("ib_rdma_inv_batches");
 	wrs1 = rds_counter("ib_rdma_reg_wrs");
 	wai1 = rds_counter("ib_rdma_reg_waits");
-	printf("# %s: reg_wrs %lld -> %lld, reg_waits %lld -> %lld\n", mode,
-	       wrs0, wrs1, wai0, wai1);
+	con1 = rds_counter("ib_rdma_reg_conn_wrs");
+	ear1 = rds_counter("ib_rdma_reg_conn_early_inv");
+	bog1 = rds_counter("ib_rdma_remote_inv_bogus");
+	if (early)
+		set_defer("0");
+	printf("# %s: reg_wrs %lld -> %lld, reg_conn_wrs %lld -> %lld, reg_waits %lld -> %lld\n",
+	       mode, wrs0, wrs1, con0, con1, wai0, wai1);
 	snprintf(what, sizeof(what),
 		 "%s: 5 REG_MRs, only RDS_GET_MR's waited (RDMA_MAP sendmsg did not)",
 		 mode);
-	if (wrs0 < 0 || wai0 < 0)
+	if (wrs0 < 0 || wai0 < 0 || con0 < 0)
 		printf("ok %d # SKIP %s: no ib_rdma_reg_waits counter\n",
 		       ++tests, mode);
 	else
@@ -109,9 +142,17 @@ static void run_mode(const char *mode)
 		 * rdma_ops registers here: GET_MR, two RDMA_MAPs, the MAP
 		 * whose registration fails (case 9, still posted and failed
 		 * by the knob) and the MAP after it (case 11); the cancel
-		 * cases use the peer's key.
+		 * cases use the peer's key.  The MAPs once the connection
+		 * is up go on its QP: at least the last one.
 		 */
-		tap(wrs1 - wrs0 == 5 && wai1 - wai0 == 1, what);
+		tap(wrs1 - wrs0 + con1 - con0 == 5 && con1 - con0 >= 1 &&
+		    wai1 - wai0 == 1, what);
+	if (early) {
+		printf("# early: reg_conn_early_inv %lld -> %lld, remote_inv_bogus %lld -> %lld\n",
+		       ear0, ear1, bog0, bog1);
+		tap(ear0 >= 0 && ear1 > ear0,
+		    "early: SEND_WITH_INV before the REG_MR completion accepted");
+	}
 	printf("# %s: remote_inv %lld -> %lld, local_inv %lld -> %lld, inv_batches %lld -> %lld\n",
 	       mode, rem0, rem1, loc0, loc1, bat0, bat1);
 	if (rem0 < 0 || loc0 < 0 || bat0 < 0) {
@@ -120,6 +161,12 @@ static void run_mode(const char *mode)
 		       ++tests, mode);
 		printf("ok %d # SKIP %s: counters not exported (RDS_INFO_COUNTERS)\n",
 		       ++tests, mode);
+	} else if (early) {
+		/* Invalidated locally once registered: not remotely. */
+		tap(loc1 - loc0 >= 1 && bat1 > bat0,
+		    "early: the early-invalidated keys died by LOCAL_INV");
+		tap(bog1 == bog0,
+		    "early: no remote invalidation counted bogus (no reconnect)");
 	} else if (remote) {
 		/* Two use-once keys: the WRITE's and the READ's. */
 		tap(rem1 - rem0 >= 2,
@@ -151,15 +198,16 @@ int main(int argc, char **argv)
 		return 4;
 	}
 	if (mode) {
-		printf("1..5\n");
+		printf("1..%d\n", strcmp(mode, "early") ? 5 : 6);
 		run_mode(mode);
 	} else if (!strcmp(mods, "intree")) {
 		printf("1..5\n");
 		run_mode("intree");
 	} else {
-		printf("1..10\n");
+		printf("1..16\n");
 		run_mode("remote");
 		run_mode("local");
+		run_mode("early");
 	}
 	return fails ? 1 : 0;
 }
