@@ -50,10 +50,8 @@
  * REG_MR posted on a connection QP ahead of the message carrying the
  * cookie may still be unhandled when the peer's answer arrives on the
  * receive CQ, even with IB_WC_WITH_INVALIDATE: that remote invalidation
- * is accepted from that connection only (else it is bogus), and the key
- * goes the local way (REG_LINV_NOW, the message held), because from the
- * receive alone we cannot tell a genuine invalidation from a forged one
- * that the HCA ran before the registration.
+ * is accepted, and the key goes the local way (REG_LINV_NOW, the message
+ * held) so that its death still has one owner.
  *
  * Device removal stops the batch worker for good (md_inv_stopped, under
  * md_inv_lock, which every queueing of it takes): a key that moves to LINV
@@ -190,14 +188,17 @@ int rds_ib_inv_recv_remote(struct rds_ib_ep *ep, u32 rkey)
 		} else if ((mr->m_key_state == RDS_IB_KEY_REG ||
 			    mr->m_key_state == RDS_IB_KEY_REG_LINV ||
 			    mr->m_key_state == RDS_IB_KEY_REG_LINV_NOW) &&
-			   mr->m_reg_ep_gen == ep->e_gen) {
+			   mr->m_reg_ep_gen) {
 			/*
-			 * Its REG_MR went ahead of our message on this very
-			 * QP and its completion has not been handled yet (a
-			 * separate CQ).  Whether the HCA registered before it
-			 * invalidated, we cannot tell from here: the message
-			 * is held and the key invalidated locally once the
-			 * registration completed (rds_ib_unuse_mr()).
+			 * Its REG_MR went ahead of the cookie on a connection
+			 * QP (this one, or another the cookie was passed on
+			 * through) and its completion, on another CQ, has not
+			 * been handled yet.  The HCA invalidates only a key
+			 * that is valid (the key byte must match), so the
+			 * REG_MR ran; rather than a state for "registered and
+			 * already dead", the key simply goes the local way:
+			 * the message is held and the key invalidated once
+			 * the registration completed (rds_ib_unuse_mr()).
 			 */
 			rds_ib_stats_inc(s_ib_rdma_reg_conn_early_inv);
 			ret = 0;

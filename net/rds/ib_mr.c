@@ -13,18 +13,19 @@
  * a QP, so a key registered there is valid for RDMA arriving on any
  * connection QP of the PD, i.e. from every peer, and works before any
  * connection exists.  LOCAL_INV, and the REG_MR of RDS_GET_MR, are posted
- * on the registration QP only.  The REG_MR of an RDS_CMSG_RDMA_MAP goes on
- * the QP of the connection its message leaves on when that connection is
- * up on the same device (rds_ib_mr_conn_post(), RDS_IB_REG_SQ entries per
- * QP), ahead of the message's SEND, as xprtrdma chains its REG_MRs: the
- * message leaves without waiting for the completion
- * (rds_ib_mr_reg_ordered()), saving the registration QP's completion and
- * a send worker wake-up per operation.  Such a REG_MR fails with its
- * connection (the key is unknown, the MR reaped without touching the
- * registration QP, the messages naming the cookie reported), and the
- * peer's remote invalidation may then arrive before its completion was
- * handled (a separate CQ): accepted, and the key invalidated locally once
- * the registration completed (ib_inv.c).
+ * on the registration QP only.  With rds_ib_mr_reg_on_conn set, the REG_MR
+ * of an RDS_CMSG_RDMA_MAP goes on the QP of the connection its message
+ * leaves on when that connection is up on the same device
+ * (rds_ib_mr_conn_post(), RDS_IB_REG_SQ entries per QP), ahead of the
+ * message's SEND, as xprtrdma chains its REG_MRs: the message leaves
+ * without waiting for the completion (rds_ib_mr_reg_ordered()), saving
+ * the registration QP's completion and a send worker wake-up per
+ * operation.  Such a REG_MR fails with its connection (the key is
+ * unknown, the MR reaped without touching the registration QP, the
+ * messages naming the cookie reported: not retransmitted, which is why it
+ * is off by default), and the peer's remote invalidation may arrive
+ * before its completion was handled (a separate CQ): accepted, and the
+ * key invalidated locally once the registration completed (ib_inv.c).
  *
  * MRs come from two pools per device, 8K (up to RDS_IB_MR_8K_PAGES pages)
  * and 1M (up to RDS_IB_MR_1M_PAGES), whose sizes are the module parameters
@@ -198,13 +199,16 @@ RDS_PARAM_UINT(rds_ib_mr_lifo_test, rds_ib_mr_lifo_test, 0, 1, 0644,
 /*
  * RDS_CMSG_RDMA_MAP registrations post their REG_MR on the QP of the
  * connection the message goes out on, ahead of its SEND, when they can
- * (rds_ib_mr_conn_post()); off: always on the registration QP.
+ * (rds_ib_mr_conn_post()); off (the default): always on the registration
+ * QP.  Off by default because such a REG_MR is flushed by any failure of
+ * its connection until it completed, and a flushed registration cannot be
+ * redone under the same key (rds.rst).
  */
-static bool rds_ib_mr_reg_on_conn = true;
+static bool rds_ib_mr_reg_on_conn;
 
 module_param(rds_ib_mr_reg_on_conn, bool, 0644);
 MODULE_PARM_DESC(rds_ib_mr_reg_on_conn,
-		 " Post RDMA_MAP registrations on the connection's QP ahead of the message (default Y)");
+		 " Post RDMA_MAP registrations on the connection's QP ahead of the message; a connection failure then fails them (default N)");
 
 /*
  * Test knob: a successful REG_MR completion on a connection QP is handled
@@ -1270,18 +1274,15 @@ static void rds_ib_mr_conn_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 			pr_info_ratelimited("RDS/IB: REG_MR on a connection failed: %s\n",
 					    ib_wc_status_msg(wc->status));
 		rds_ib_ep_wc_error(ep, wc);
-	} else if (rds_fault_take(&rds_ib_mr_reg_fail_next)) {
-		/* The key is unknown (valid, in fact): the reap kills it. */
-		ok = false;
-		mr->m_reg_status = IB_WC_GENERAL_ERR;
 	}
 	defer = READ_ONCE(rds_ib_mr_conn_reg_defer_ms);
 	if (ok && defer) {
 		spin_lock(&rds_ib_mr_deferred_lock);
 		list_add_tail(&mr->m_defer, &rds_ib_mr_deferred);
 		spin_unlock(&rds_ib_mr_deferred_lock);
-		mod_delayed_work(rds_ib_wq, &rds_ib_mr_deferred_work,
-				 msecs_to_jiffies(defer));
+		/* Not mod_: a steady flow must not push the timer back. */
+		queue_delayed_work(rds_ib_wq, &rds_ib_mr_deferred_work,
+				   msecs_to_jiffies(defer));
 		return;
 	}
 	rds_ib_mr_reg_async_done(mr, ok);
@@ -1291,6 +1292,7 @@ static void rds_ib_mr_conn_reg_done(struct ib_cq *cq, struct ib_wc *wc)
  * rds_ib_mr_conn_post - post an asynchronous REG_MR on a connection's QP
  * @md: device state
  * @mr: the MR, prepared and tracked in md_keys (state REG)
+ * @laddr: the socket's address (the registration QP's, once one is made)
  * @ic: the connection the message naming it goes out on
  *
  * The message's SEND is posted later on the same QP, so the HCA executes
@@ -1308,6 +1310,7 @@ static void rds_ib_mr_conn_reg_done(struct ib_cq *cq, struct ib_wc *wc)
  */
 static bool rds_ib_mr_conn_post(struct rds_ib_mr_dev *md,
 				struct rds_ib_mr *mr,
+				const struct in6_addr *laddr,
 				struct rds_ib_connection *ic)
 {
 	const struct ib_send_wr *bad_wr;
@@ -1315,8 +1318,17 @@ static bool rds_ib_mr_conn_post(struct rds_ib_mr_dev *md,
 	unsigned long flags;
 	int ret = -ENOTCONN;
 
-	if (!ic || !READ_ONCE(rds_ib_mr_reg_on_conn))
+	/* The failure knob acts on the registration QP's completion. */
+	if (!ic || !READ_ONCE(rds_ib_mr_reg_on_conn) ||
+	    READ_ONCE(rds_ib_mr_reg_fail_next))
 		return false;
+	/* The invalidation worker makes the registration QP on it. */
+	if (ipv6_addr_any(&md->md_laddr)) {
+		down_write(&md->md_qp_sem);
+		if (ipv6_addr_any(&md->md_laddr))
+			md->md_laddr = *laddr;
+		up_write(&md->md_qp_sem);
+	}
 	spin_lock_irqsave(&ic->ic_ep_lock, flags);
 	ep = ic->ic_ep;
 	if (!ep || ep->e_rid != md->md_rid ||
@@ -1475,7 +1487,7 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 	 * RDMA_MAP: ahead of the message on its connection's QP if we can;
 	 * as below, the completion may run before the post returns.
 	 */
-	if (reg_cb && rds_ib_mr_conn_post(md, mr, ic))
+	if (reg_cb && rds_ib_mr_conn_post(md, mr, laddr, ic))
 		return mr;
 	ret = rds_ib_mr_qp_get(md, laddr);	/* md_qp_sem read-held */
 	if (ret)

@@ -281,10 +281,10 @@ good $W/rds_ib_mr_reg_fail_next 0
 # Where RDMA_MAP registrations go, and the test knob that delays their
 # completions on a connection QP (rdma_useonce drives both).
 t "rds_rdma/rds_ib_mr_reg_on_conn is 0644" '[ "$(stat -c %a $W/rds_ib_mr_reg_on_conn)" = 644 ]'
-default $W/rds_ib_mr_reg_on_conn Y
-good $W/rds_ib_mr_reg_on_conn 0 N
-bad $W/rds_ib_mr_reg_on_conn maybe
+default $W/rds_ib_mr_reg_on_conn N
 good $W/rds_ib_mr_reg_on_conn 1 Y
+bad $W/rds_ib_mr_reg_on_conn maybe
+good $W/rds_ib_mr_reg_on_conn 0 N
 t "rds_rdma/rds_ib_mr_conn_reg_defer_ms is 0644" '[ "$(stat -c %a $W/rds_ib_mr_conn_reg_defer_ms)" = 644 ]'
 default $W/rds_ib_mr_conn_reg_defer_ms 0
 good $W/rds_ib_mr_conn_reg_defer_ms 1000
