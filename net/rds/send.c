@@ -632,8 +632,10 @@ static int rds_send_cmsgs(struct rds_sock *rs, struct rds_connection *conn,
  * rds_send_cmsg_precheck - the cmsg checks made before the size checks
  * @msg: the user's message
  *
- * In the in-tree order: a malformed cmsg header or an RDMA_ARGS cmsg too
- * short for its arguments is %-EINVAL before any size is judged, and the
+ * In the in-tree order: a malformed cmsg header, an SOL_RDS cmsg of an
+ * unknown type or an RDMA_ARGS cmsg too short for its arguments is
+ * %-EINVAL before any size is judged (and before the connection is looked
+ * up or made), and the
  * RDMA bytes the RDMA_ARGS cmsgs announce (remote_vec.bytes) count against
  * RDS_MAX_MSG_SIZE like the payload.  rds_send_cmsgs() checks the rest.
  *
@@ -648,9 +650,23 @@ static int rds_send_cmsg_precheck(struct msghdr *msg)
 	for_each_cmsghdr(cmsg, msg) {
 		if (!CMSG_OK(msg, cmsg))
 			return -EINVAL;
-		if (cmsg->cmsg_level != SOL_RDS ||
-		    cmsg->cmsg_type != RDS_CMSG_RDMA_ARGS)
+		if (cmsg->cmsg_level != SOL_RDS)
 			continue;
+		switch (cmsg->cmsg_type) {
+		case RDS_CMSG_RDMA_ARGS:
+			break;
+		case RDS_CMSG_RDMA_DEST:
+		case RDS_CMSG_RDMA_MAP:
+		case RDS_CMSG_ATOMIC_CSWP:
+		case RDS_CMSG_ATOMIC_FADD:
+		case RDS_CMSG_MASKED_ATOMIC_CSWP:
+		case RDS_CMSG_MASKED_ATOMIC_FADD:
+		case RDS_CMSG_ZCOPY_COOKIE:
+			continue;
+		default:
+			/* Before the connection is made, as in-tree. */
+			return -EINVAL;
+		}
 		if (cmsg->cmsg_len < CMSG_LEN(sizeof(args)))
 			return -EINVAL;
 		memcpy(&args, CMSG_DATA(cmsg), sizeof(args));
