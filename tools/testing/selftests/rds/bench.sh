@@ -11,6 +11,8 @@
 #   RDS_BENCH_SIZES for bw and RDMA (default 4K,64K,1M),
 #   RDS_BENCH_LAT_ITERS ib_send_lat iterations (default 1000),
 #   RDS_BENCH_BUSY_US busy-poll time of rtt_busy (default 5000),
+#   RDS_BENCH_OURS_PARAMS rds_rdma.ko parameters for our modules (default
+#   none; e.g. rds_ib_mr_reg_on_conn=1),
 #   RDS_BENCH_TESTS a comma list of the rds-bench tests (and their raw
 #   counterparts) to run
 #   (default rate,bw,bw_zc,rtt,rdma_write,rdma_read,atomic,atomic_silent;
@@ -24,6 +26,7 @@ secs=${RDS_BENCH_SECONDS:-2}
 rounds=${RDS_BENCH_ROUNDS:-3}
 envs=()
 for v in RDS_BENCH_SECONDS RDS_BENCH_ROUNDS RDS_BENCH_SIZES RDS_BENCH_LAT_ITERS RDS_BENCH_BUSY_US \
+	 RDS_BENCH_OURS_PARAMS \
 	 RDS_BENCH_TESTS; do
 	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 done

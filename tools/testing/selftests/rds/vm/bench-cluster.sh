@@ -48,9 +48,14 @@ if [ "$1" = serve-raw ]; then
 	exit 0
 fi
 
+# RDS_BENCH_OURS_PARAMS: rds_rdma.ko parameters for our modules on both
+# nodes (for example rds_ib_mr_reg_on_conn=1).
 mods_everywhere() { # ours|intree
-	rds-mods unload && rds-mods load "$1" &&
-		rds-peer 1 "rds-mods unload && rds-mods load $1" >/dev/null
+	p=""
+	[ "$1" = ours ] && p=${RDS_BENCH_OURS_PARAMS:-}
+	# shellcheck disable=SC2086 # a list of PARAM=VALUE words
+	rds-mods unload && rds-mods load "$1" $p &&
+		rds-peer 1 "rds-mods unload && rds-mods load $1 $p" >/dev/null
 }
 
 # Memory on node 0: module sizes (/proc/modules) and kernel slab in kB.
