@@ -637,6 +637,7 @@ static void __exit rds_ib_exit(void)
 	/* Endpoints torn down on a down port may have parked their ids. */
 	rds_ib_cm_unpark_wait();
 	ib_unregister_client(&rds_ib_client);
+	rds_ib_mr_conn_flush_deferred();
 	rds_ib_guid_forget();
 	rds_ib_addr_notifiers(false);
 	destroy_workqueue(rds_ib_wq);

@@ -1242,8 +1242,9 @@ static void rds_ib_mr_deferred_worker(struct work_struct *work)
 /**
  * rds_ib_mr_conn_flush_deferred - run the test knob's deferred completions
  *
- * Process context.  Device removal and module exit call it, so no MR
- * whose registration completed waits in the knob's list past them.
+ * Process context.  Device removal (after its endpoints drained) and
+ * module exit call it, so no MR whose registration completed waits in the
+ * knob's list past them, and no timer of it outlives the module.
  */
 void rds_ib_mr_conn_flush_deferred(void)
 {
@@ -1322,10 +1323,15 @@ static bool rds_ib_mr_conn_post(struct rds_ib_mr_dev *md,
 	if (!ic || !READ_ONCE(rds_ib_mr_reg_on_conn) ||
 	    READ_ONCE(rds_ib_mr_reg_fail_next))
 		return false;
-	/* The invalidation worker makes the registration QP on it. */
-	if (ipv6_addr_any(&md->md_laddr)) {
+	/*
+	 * The invalidation worker makes the registration QP on md_laddr:
+	 * while there is none to keep, a current address of the device (the
+	 * first one may have gone).  Racy first look, checked again locked.
+	 */
+	if (!ipv6_addr_equal(&md->md_laddr, laddr) &&
+	    (!READ_ONCE(md->md_qp) || READ_ONCE(md->md_broken))) {
 		down_write(&md->md_qp_sem);
-		if (ipv6_addr_any(&md->md_laddr))
+		if (!md->md_qp || md->md_broken)
 			md->md_laddr = *laddr;
 		up_write(&md->md_qp_sem);
 	}
@@ -1337,7 +1343,7 @@ static bool rds_ib_mr_conn_post(struct rds_ib_mr_dev *md,
 	    !atomic_add_unless(&ep->e_reg_avail, -1, 0))
 		goto out;
 	mr->m_reg_cqe.done = rds_ib_mr_conn_reg_done;
-	mr->m_reg_ep_gen = ep->e_gen;
+	WRITE_ONCE(mr->m_reg_ep_gen, ep->e_gen);
 	spin_lock(&ep->e_ack_lock);
 	if (!test_bit(RDS_IB_EP_DEAD, &ep->e_flags)) {
 		/* The registration clock, before the post (see below). */
@@ -1348,7 +1354,7 @@ static bool rds_ib_mr_conn_post(struct rds_ib_mr_dev *md,
 	if (ret) {
 		atomic_inc(&ep->e_reg_avail);
 		mr->m_reg_cqe.done = rds_ib_mr_reg_done;
-		mr->m_reg_ep_gen = 0;
+		WRITE_ONCE(mr->m_reg_ep_gen, 0);
 	}
 out:
 	spin_unlock_irqrestore(&ic->ic_ep_lock, flags);
@@ -1458,7 +1464,7 @@ rds_ib_mr_do_register(struct rds_ib_mr_dev *md, const struct in6_addr *laddr,
 	}
 	memset(&mr->m_reg_wr, 0, sizeof(mr->m_reg_wr));
 	mr->m_reg_cqe.done = rds_ib_mr_reg_done;
-	mr->m_reg_ep_gen = 0;
+	WRITE_ONCE(mr->m_reg_ep_gen, 0);
 	mr->m_reg_wr.wr.wr_cqe = &mr->m_reg_cqe;
 	mr->m_reg_wr.wr.opcode = IB_WR_REG_MR;
 	mr->m_reg_wr.wr.send_flags = IB_SEND_SIGNALED;

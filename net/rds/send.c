@@ -632,10 +632,8 @@ static int rds_send_cmsgs(struct rds_sock *rs, struct rds_connection *conn,
  * rds_send_cmsg_precheck - the cmsg checks made before the size checks
  * @msg: the user's message
  *
- * In the in-tree order: a malformed cmsg header, an SOL_RDS cmsg of an
- * unknown type or an RDMA_ARGS cmsg too short for its arguments is
- * %-EINVAL before any size is judged (and before the connection is looked
- * up or made), and the
+ * In the in-tree order: a malformed cmsg header or an RDMA_ARGS cmsg too
+ * short for its arguments is %-EINVAL before any size is judged, and the
  * RDMA bytes the RDMA_ARGS cmsgs announce (remote_vec.bytes) count against
  * RDS_MAX_MSG_SIZE like the payload.  rds_send_cmsgs() checks the rest.
  *
@@ -650,23 +648,9 @@ static int rds_send_cmsg_precheck(struct msghdr *msg)
 	for_each_cmsghdr(cmsg, msg) {
 		if (!CMSG_OK(msg, cmsg))
 			return -EINVAL;
-		if (cmsg->cmsg_level != SOL_RDS)
+		if (cmsg->cmsg_level != SOL_RDS ||
+		    cmsg->cmsg_type != RDS_CMSG_RDMA_ARGS)
 			continue;
-		switch (cmsg->cmsg_type) {
-		case RDS_CMSG_RDMA_ARGS:
-			break;
-		case RDS_CMSG_RDMA_DEST:
-		case RDS_CMSG_RDMA_MAP:
-		case RDS_CMSG_ATOMIC_CSWP:
-		case RDS_CMSG_ATOMIC_FADD:
-		case RDS_CMSG_MASKED_ATOMIC_CSWP:
-		case RDS_CMSG_MASKED_ATOMIC_FADD:
-		case RDS_CMSG_ZCOPY_COOKIE:
-			continue;
-		default:
-			/* Before the connection is made, as in-tree. */
-			return -EINVAL;
-		}
 		if (cmsg->cmsg_len < CMSG_LEN(sizeof(args)))
 			return -EINVAL;
 		memcpy(&args, CMSG_DATA(cmsg), sizeof(args));
@@ -676,6 +660,49 @@ static int rds_send_cmsg_precheck(struct msghdr *msg)
 		bytes += args.remote_vec.bytes;
 	}
 	return bytes > RDS_MAX_MSG_SIZE ? -EMSGSIZE : 0;
+}
+
+/**
+ * rds_send_cmsg_kinds - the cmsg checks made after the size checks
+ * @msg: the user's message
+ * @zcopy: MSG_ZEROCOPY
+ *
+ * In the in-tree order (its rds_rm_size()), before the message is
+ * allocated and the connection looked up or made: an SOL_RDS cmsg of an
+ * unknown type, cmsgs that hand over a cookie (RDMA_DEST, RDMA_MAP) mixed
+ * with ops (RDMA_ARGS, atomics), and MSG_ZEROCOPY without a
+ * RDS_CMSG_ZCOPY_COOKIE are %-EINVAL.  rds_send_cmsgs() checks the rest.
+ *
+ * Return: 0 or %-EINVAL.
+ */
+static int rds_send_cmsg_kinds(struct msghdr *msg, bool zcopy)
+{
+	bool cookie = false, op = false, zcookie = false;
+	struct cmsghdr *cmsg;
+
+	for_each_cmsghdr(cmsg, msg) {
+		if (cmsg->cmsg_level != SOL_RDS)
+			continue;
+		switch (cmsg->cmsg_type) {
+		case RDS_CMSG_RDMA_DEST:
+		case RDS_CMSG_RDMA_MAP:
+			cookie = true;
+			break;
+		case RDS_CMSG_RDMA_ARGS:
+		case RDS_CMSG_ATOMIC_CSWP:
+		case RDS_CMSG_ATOMIC_FADD:
+		case RDS_CMSG_MASKED_ATOMIC_CSWP:
+		case RDS_CMSG_MASKED_ATOMIC_FADD:
+			op = true;
+			break;
+		case RDS_CMSG_ZCOPY_COOKIE:
+			zcookie = true;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	return (cookie && op) || (zcopy && !zcookie) ? -EINVAL : 0;
 }
 
 /* Parse msg_name like the in-tree module; IPv4 comes back v4-mapped. */
@@ -851,6 +878,9 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 		nents = max_t(unsigned int, nents,
 			      iov_iter_npages(&msg->msg_iter, most));
 	}
+	ret = rds_send_cmsg_kinds(msg, zcopy);
+	if (ret)
+		return ret;
 	rm = rds_message_alloc(nents, GFP_KERNEL);
 	if (!rm)
 		return -ENOMEM;
