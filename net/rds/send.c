@@ -811,7 +811,7 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 	struct rds_message *rm = NULL;
 	struct rds_conn_path *cp;
 	struct in6_addr daddr;
-	bool queued = false;
+	bool queued = false, cache_conn = false;
 	__u32 scope_id = 0;
 	__be16 dport, sport;
 	unsigned int nents;
@@ -904,7 +904,7 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 			ret = PTR_ERR(conn);
 			goto out;
 		}
-		rs->rs_conn = conn;
+		cache_conn = true;
 	}
 	release_sock(sk);
 	cp = rds_conn_path0(conn);
@@ -916,6 +916,16 @@ int rds_sendmsg(struct socket *sock, struct msghdr *msg, size_t payload_len)
 	ret = rds_send_cmsgs(rs, conn, rm, msg, zcopy);
 	if (ret)
 		goto out;
+	/*
+	 * The socket keeps the connection only now: a sendmsg() refused for
+	 * its cmsgs leaves the socket as it was (SIOCRDSSETTOS still works;
+	 * rds.rst, differences).
+	 */
+	if (cache_conn) {
+		lock_sock(sk);
+		rs->rs_conn = conn;
+		release_sock(sk);
+	}
 
 	/* The payload: the connection's transport decides on zerocopy. */
 	if (zcopy)
